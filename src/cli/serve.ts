@@ -1,0 +1,95 @@
+/** `gantry serve` and `gantry demo`: run the server (the demo with a simulated upstream and seeded data). */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describeConfig, type Config } from "../config";
+import { createDeps, type AppDeps } from "../deps";
+import { createLogger } from "../log";
+import { startServer, type RunningServer } from "../server";
+import { createSimulatedUpstream } from "../gateway/simulator/simulated-upstream";
+import { configFrom, parse, settingsHelp } from "./common";
+
+export const SERVE_HELP = `Usage: gantry serve [settings]
+       gantry demo  [settings]   (a simulated upstream and sample data, in a temporary data dir unless --data-dir is given)
+
+Settings (flag > environment > <data dir>/gantry.toml > default):
+${settingsHelp()}`;
+
+function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => void): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      deps.log.info("stopping", { signal, graceSeconds: deps.config.shutdownGraceSeconds });
+      await running.stop();
+      onStopped();
+      deps.db.close();
+      deps.log.info("stopped");
+      resolve(0);
+    };
+    process.on("SIGTERM", () => void stop("SIGTERM"));
+    process.on("SIGINT", () => void stop("SIGINT"));
+  });
+}
+
+function boot(config: Config): { deps: AppDeps; running: RunningServer } {
+  const log = createLogger(config.logLevel);
+  const deps = createDeps(config, { log });
+  deps.releases.start();
+  deps.engagement.start();
+  const running = startServer(deps, { hostname: config.host, port: config.port });
+  log.info("listening", { url: running.url, settings: describeConfig(config) });
+  return { deps, running };
+}
+
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, {}, false);
+  if (values.help) return void process.stdout.write(SERVE_HELP + "\n"), 0;
+  const config = configFrom(values);
+  const { deps, running } = boot(config);
+  const token = deps.adminAuth.ensureToken();
+  if (token) {
+    process.stdout.write(
+      `\nGenerated the admin token (shown once; only its hash is stored):\n  ${token}\n` +
+        `Set GANTRY_ADMIN_TOKEN to choose your own, or run 'gantry admin reset-token' to replace it.\n\n`,
+    );
+  }
+  if (!config.upstreamUrl) deps.log.warn("no upstream configured: set GANTRY_UPSTREAM_URL; the gateway answers 503 until then");
+  return waitForSignals(running, deps, () => {});
+}
+
+export async function demoCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, {}, false);
+  if (values.help) return void process.stdout.write(SERVE_HELP + "\n"), 0;
+  const upstream = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: createSimulatedUpstream() });
+  const flags = { ...values } as Record<string, unknown>;
+  flags["data-dir"] ??= mkdtempSync(join(tmpdir(), "gantry-demo-"));
+  flags["upstream-url"] = `http://127.0.0.1:${upstream.port}/v1`;
+  flags["upstream-key"] = "demo-upstream-key";
+  const config = configFrom(flags);
+  const { deps, running } = boot(config);
+  const { seedDemo } = await import("./demo-seed");
+  const seeded = seedDemo(deps);
+  const admin = deps.adminAuth.ensureToken() ?? "(set earlier in this data dir)";
+  const base = running.url;
+  process.stdout.write(`
+Gantry demo is running at ${base}  (simulated upstream model: offline, deterministic)
+Data dir: ${config.dataDir}
+
+  API key:      ${seeded.apiKey}
+  Admin token:  ${admin}
+
+Try it:
+  curl -N ${base}/v1/responses -H "Authorization: Bearer ${seeded.apiKey}" -H "Content-Type: application/json" \\
+    -d '{"model":"demo-mini","stream":true,"input":"Hello, Gantry!"}'
+
+  curl ${base}/v1/chat/completions -H "Authorization: Bearer ${seeded.apiKey}" -H "Content-Type: application/json" \\
+    -d '{"model":"demo-mini","messages":[{"role":"user","content":"What is the weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}'
+
+  curl ${base}/v1/models -H "Authorization: Bearer ${seeded.apiKey}"
+${seeded.extraExamples(base)}
+Stop with Ctrl-C.
+`);
+  return waitForSignals(running, deps, () => upstream.stop(true));
+}

@@ -1,0 +1,120 @@
+/**
+ * Wires the parts of a running Gantry together: the database and its repositories, the key cache, the
+ * limiter, the upstream client and the settlement of usage. createApp() takes the result; tests build it
+ * with an in-memory database and a fake upstream.
+ */
+import type { Database } from "bun:sqlite";
+import { join } from "node:path";
+import type { Config } from "./config";
+import type { AdmissionDeps } from "./gateway/admission";
+import { KeyCache } from "./gateway/key-cache";
+import { InProcessLimiter, type LimiterStore } from "./gateway/limits/limiter";
+import type { Prices } from "./gateway/limits/quota";
+import { ModelList } from "./gateway/models";
+import type { NormalizeOptions } from "./gateway/normalize";
+import { Upstream } from "./gateway/upstream";
+import { createPriceLookup, createSettler, type Settler } from "./gateway/usage";
+import { createLogger, type Logger } from "./log";
+import { AdminAuth } from "./http/admin-auth";
+import type { Metrics } from "./http/metrics";
+import { openDatabase } from "./store/db";
+import { GroupCommit } from "./store/group-commit";
+import { KeyStore } from "./store/keys";
+import { LedgerStore, type LedgerEntry } from "./store/ledger";
+import { MetaStore } from "./store/meta";
+import { createEngagementServices, type EngagementServices } from "./site/engagement-services";
+import { createReleaseServices, type ReleaseServices } from "./site/release-services";
+
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  meta: MetaStore;
+  keys: KeyStore;
+  keyCache: KeyCache;
+  limiter: LimiterStore;
+  ledger: LedgerStore;
+  ledgerWriter: GroupCommit<LedgerEntry>;
+  settler: Settler;
+  admission: AdmissionDeps;
+  upstream: Upstream;
+  models: ModelList;
+  normalizeOptions: NormalizeOptions;
+  priceOf: (model: string) => Prices | null;
+  adminAuth: AdminAuth;
+  releases: ReleaseServices;
+  engagement: EngagementServices;
+  metrics?: Metrics;
+  log: Logger;
+  now: () => number;
+  /** Stops timers and flushes pending writes; the database stays open (the caller owns it). */
+  close(): void;
+}
+
+export interface DepsOptions {
+  /** ":memory:" for tests; default `<dataDir>/gantry.db`. */
+  databasePath?: string;
+  db?: Database;
+  log?: Logger;
+  now?: () => number;
+  fetch?: typeof fetch;
+  metrics?: Metrics;
+}
+
+export function databasePathOf(config: Config): string {
+  return join(config.dataDir, "gantry.db");
+}
+
+export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
+  const now = options.now ?? Date.now;
+  const log = options.log ?? createLogger(config.logLevel);
+  const db = options.db ?? openDatabase(options.databasePath ?? databasePathOf(config));
+  const meta = new MetaStore(db);
+  const keys = new KeyStore(db, now);
+  const ledger = new LedgerStore(db);
+  const ledgerWriter = new GroupCommit<LedgerEntry>((items) => ledger.writeBatch(items), { maxBatch: 256, maxDelayMs: 5 });
+  const keyCache = new KeyCache(keys, () => ledgerWriter.flush());
+  keyCache.start();
+  const limiter = new InProcessLimiter();
+  const priceOf = createPriceLookup(config.prices);
+  const settler = createSettler({ ledger: ledgerWriter, priceOf });
+  const upstream = new Upstream({
+    baseUrl: config.upstreamUrl,
+    apiKey: config.upstreamKey,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    firstByteTimeoutMs: config.upstreamFirstByteTimeoutMs,
+    idleTimeoutMs: config.upstreamIdleTimeoutMs,
+    retries: config.upstreamRetries,
+    fetch: options.fetch,
+  });
+  const ctx = { config, db, meta, log, now, fetch: options.fetch ?? fetch };
+  const releases = createReleaseServices(ctx);
+  const engagement = createEngagementServices(ctx);
+  return {
+    config,
+    db,
+    meta,
+    keys,
+    keyCache,
+    limiter,
+    ledger,
+    ledgerWriter,
+    settler,
+    admission: { keys: keyCache, limiter, priceOf, now },
+    upstream,
+    models: new ModelList(upstream, config.modelsCacheSeconds * 1000, now),
+    normalizeOptions: { defaultInstructions: config.defaultInstructions, modelOverrides: config.modelOverrides },
+    priceOf,
+    adminAuth: new AdminAuth(meta, config.adminToken),
+    releases,
+    engagement,
+    metrics: options.metrics,
+    log,
+    now,
+    close() {
+      keyCache.stop();
+      ledgerWriter.close();
+      releases.close();
+      engagement.close();
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * One gateway request from arrival to settlement: its id, timing, lease and the one settlement it gets,
+ * whether it ends in success, an error before headers, a failure in-band, or the caller going away.
+ */
+import { AppError, isAppError } from "../errors";
+import { requestIdFor } from "../http/request-id";
+import type { AppDeps } from "../deps";
+import { admit, authenticate, type AdmissionRequest, type Lease } from "./admission";
+import type { CachedKey } from "./key-cache";
+import { NO_TOKENS, tokenCounts } from "./usage";
+import type { ResponsesUsage } from "./responses-types";
+
+export type Endpoint = "responses" | "chat.completions" | "models";
+
+export class GatewayCall {
+  readonly requestId: string;
+  readonly startedAt = performance.now();
+  readonly startedAtMs: number;
+  lease: Lease | null = null;
+  model = "";
+  upstreamTtfbMs: number | null = null;
+  /** Aborts the upstream request: linked to the caller's disconnect, and used on our own failures. */
+  readonly upstreamAbort = new AbortController();
+  private finished = false;
+
+  constructor(
+    private readonly deps: AppDeps,
+    readonly request: Request,
+    readonly endpoint: Endpoint,
+  ) {
+    this.requestId = requestIdFor(request);
+    this.startedAtMs = deps.now();
+    if (request.signal) {
+      if (request.signal.aborted) this.upstreamAbort.abort();
+      else request.signal.addEventListener("abort", () => this.upstreamAbort.abort(), { once: true });
+    }
+  }
+
+  private key: CachedKey | null = null;
+
+  /** The first check of every gateway request, before its body is read. */
+  authenticate(): CachedKey {
+    this.key = authenticate(this.deps.admission, this.request.headers.get("authorization"));
+    return this.key;
+  }
+
+  admit(req: AdmissionRequest): Lease {
+    this.lease = admit(this.deps.admission, this.key ?? this.authenticate(), req);
+    return this.lease;
+  }
+
+  /** Headers every reply of this call carries. */
+  headers(extra?: Record<string, string>): Record<string, string> {
+    return { "x-request-id": this.requestId, ...this.lease?.headers, ...extra };
+  }
+
+  /** Settles exactly once: releases the lease, records usage and the ledger row, logs the request. */
+  finish(status: number, errorCode: string | null, usage: ResponsesUsage | null = null): void {
+    if (this.finished) return;
+    this.finished = true;
+    const tokens = usage ? tokenCounts(usage) : NO_TOKENS;
+    const endedAt = performance.now();
+    this.deps.metrics?.gatewayRequest(this.endpoint, status, errorCode, (endedAt - this.startedAt) / 1000, this.upstreamTtfbMs);
+    this.deps.log.info("request", {
+      requestId: this.requestId,
+      route: this.endpoint,
+      status,
+      keyId: this.lease?.key.key.id ?? null,
+      model: this.model || undefined,
+      durationMs: Math.round(endedAt - this.startedAt),
+      inputTokens: tokens.inputTokens || undefined,
+      outputTokens: tokens.outputTokens || undefined,
+      error: errorCode ?? undefined,
+    });
+    // Listing models spends no tokens: it is logged and counted, not written to the ledger.
+    if (!this.lease || this.endpoint === "models") return this.lease?.release();
+    this.deps.settler
+      .settle(this.lease, {
+        requestId: this.requestId,
+        endpoint: this.endpoint,
+        model: this.model,
+        status,
+        errorCode,
+        tokens,
+        startedAt: this.startedAtMs,
+        endedAt: this.startedAtMs + (endedAt - this.startedAt),
+        upstreamTtfbMs: this.upstreamTtfbMs === null ? null : Math.round(this.upstreamTtfbMs),
+      })
+      .catch((err) => this.deps.log.error("ledger write failed", { requestId: this.requestId, error: String(err) }));
+  }
+
+  /** The reply for an error before any byte was sent; settles the call. */
+  fail(err: unknown): Response {
+    const appErr = isAppError(err) ? err : internalError(this.deps, err, this.requestId);
+    this.finish(appErr.status, appErr.code);
+    return new Response(JSON.stringify(appErr.toBody()), {
+      status: appErr.status,
+      headers: { "content-type": "application/json", ...this.headers(appErr.headers) },
+    });
+  }
+}
+
+export function internalError(deps: AppDeps, err: unknown, requestId: string): AppError {
+  deps.log.error("unexpected error", { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  return new AppError("internal_error", `Internal error (request ${requestId}).`);
+}
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+} as const;
+
+/** Small shape checks of the fields admission needs, before anything is consumed. */
+export function requireModel(body: Record<string, unknown>): string {
+  const model = body.model;
+  if (typeof model !== "string" || model.trim() === "") {
+    throw new AppError("invalid_request", "'model' is required and must be a non-empty string.", { param: "model" });
+  }
+  return model;
+}
+
+export function optionalCount(body: Record<string, unknown>, field: string): number | null {
+  const v = body[field];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+    throw new AppError("invalid_request", `'${field}' must be a positive integer.`, { param: field });
+  }
+  return v;
+}
+
+export function optionalBoolean(body: Record<string, unknown>, field: string): boolean | null {
+  const v = body[field];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "boolean") throw new AppError("invalid_request", `'${field}' must be a boolean.`, { param: field });
+  return v;
+}

@@ -1,0 +1,153 @@
+/**
+ * The LimiterStore seam: per-key rate buckets, concurrency slots and quota reservations.
+ * Decide-then-commit happens inside one call, so a refused request consumes nothing from any budget
+ * (a Redis implementation does the same in one script). This is the in-process default.
+ */
+import { canAcquire, acquire, createSemaphore, release, type Semaphore } from "./semaphore";
+import { canTake, createBucket, msUntilFull, msUntilToken, resize, take, type TokenBucket } from "./token-bucket";
+import { quotaExhausted, type QuotaLimits } from "./quota";
+
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+
+export interface KeyLimits extends QuotaLimits {
+  rpm: number | null;
+  rpd: number | null;
+  concurrency: number | null;
+}
+
+export interface Reservation {
+  tokens: number;
+  cost: number;
+}
+
+export type LimitCode = "quota_exceeded" | "rate_limit_rpm" | "rate_limit_rpd" | "concurrent_limit";
+
+export interface RequestBudget {
+  limit: number;
+  remaining: number;
+  resetMs: number;
+}
+
+export type AdmitResult =
+  | { ok: true; slot: boolean; budget: RequestBudget | null }
+  | { ok: false; code: LimitCode; retryAfterMs: number; budget: RequestBudget | null };
+
+export interface AdmitOptions {
+  /** Listing models checks rates but holds no slot and reserves no quota. */
+  concurrency: boolean;
+  quota: boolean;
+}
+
+export interface LimiterStore {
+  admit(keyId: string, limits: KeyLimits, used: { tokens: number; spent: number }, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult;
+  /** Gives back a concurrency slot and a reservation; safe to call once per admitted request. */
+  release(keyId: string, reserve: Reservation, slot: boolean): void;
+  inFlight(keyId: string): number;
+  totalInFlight(): number;
+}
+
+interface KeyState {
+  rpm: TokenBucket | null;
+  rpd: TokenBucket | null;
+  sem: Semaphore | null;
+  reservedTokens: number;
+  reservedCost: number;
+  active: number;
+}
+
+function syncBucket(b: TokenBucket | null, limit: number | null, windowMs: number, now: number): TokenBucket | null {
+  if (limit === null) return null;
+  if (!b) return createBucket(limit, windowMs, now);
+  if (b.capacity !== limit) resize(b, limit, now);
+  return b;
+}
+
+function budgetOf(b: TokenBucket | null, now: number): RequestBudget | null {
+  if (!b) return null;
+  return { limit: b.capacity, remaining: Math.max(0, Math.floor(b.tokens)), resetMs: msUntilFull(b, now) };
+}
+
+export class InProcessLimiter implements LimiterStore {
+  private readonly states = new Map<string, KeyState>();
+  private inFlightTotal = 0;
+
+  private state(keyId: string): KeyState {
+    let s = this.states.get(keyId);
+    if (!s) {
+      s = { rpm: null, rpd: null, sem: null, reservedTokens: 0, reservedCost: 0, active: 0 };
+      this.states.set(keyId, s);
+    }
+    return s;
+  }
+
+  admit(keyId: string, limits: KeyLimits, used: { tokens: number; spent: number }, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult {
+    const s = this.state(keyId);
+    s.rpm = syncBucket(s.rpm, limits.rpm, MINUTE_MS, now);
+    s.rpd = syncBucket(s.rpd, limits.rpd, DAY_MS, now);
+    if (limits.concurrency === null) s.sem = null;
+    else if (!s.sem) s.sem = createSemaphore(limits.concurrency);
+    else s.sem.limit = limits.concurrency;
+
+    const headerBucket = s.rpm ?? s.rpd;
+    const refuse = (code: LimitCode, retryAfterMs: number): AdmitResult => ({
+      ok: false,
+      code,
+      retryAfterMs,
+      budget: budgetOf(headerBucket, now),
+    });
+
+    // The spec's order: quota, RPM, RPD, concurrency. Decide everything before consuming anything.
+    if (opts.quota) {
+      const q = quotaExhausted(limits, {
+        usedTokens: used.tokens,
+        spent: used.spent,
+        reservedTokens: s.reservedTokens,
+        reservedCost: s.reservedCost,
+      });
+      if (q) return refuse("quota_exceeded", 0);
+    }
+    if (s.rpm && !canTake(s.rpm, now)) return refuse("rate_limit_rpm", msUntilToken(s.rpm, now));
+    if (s.rpd && !canTake(s.rpd, now)) return refuse("rate_limit_rpd", msUntilToken(s.rpd, now));
+    const wantsSlot = opts.concurrency && s.sem !== null;
+    if (wantsSlot && !canAcquire(s.sem!)) return refuse("concurrent_limit", 1000);
+
+    if (s.rpm) take(s.rpm, now);
+    if (s.rpd) take(s.rpd, now);
+    if (wantsSlot) acquire(s.sem!);
+    if (opts.quota) {
+      s.reservedTokens += reserve.tokens;
+      s.reservedCost += reserve.cost;
+    }
+    if (opts.concurrency) {
+      s.active += 1;
+      this.inFlightTotal += 1;
+    }
+    return { ok: true, slot: wantsSlot, budget: budgetOf(headerBucket, now) };
+  }
+
+  release(keyId: string, reserve: Reservation, slot: boolean): void {
+    const s = this.states.get(keyId);
+    if (!s) return;
+    s.reservedTokens = Math.max(0, s.reservedTokens - reserve.tokens);
+    s.reservedCost = Math.max(0, s.reservedCost - reserve.cost);
+    if (slot && s.sem) release(s.sem);
+    if (s.active > 0) {
+      s.active -= 1;
+      this.inFlightTotal -= 1;
+    }
+  }
+
+  inFlight(keyId: string): number {
+    return this.states.get(keyId)?.active ?? 0;
+  }
+
+  totalInFlight(): number {
+    return this.inFlightTotal;
+  }
+
+  /** Drops the state of keys that no longer exist. */
+  forget(keepIds: Set<string>): void {
+    for (const id of this.states.keys()) if (!keepIds.has(id) && this.states.get(id)!.active === 0) this.states.delete(id);
+  }
+}

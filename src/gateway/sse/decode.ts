@@ -1,0 +1,218 @@
+/**
+ * Streaming Server-Sent-Events decoder (WHATWG HTML "event stream interpretation"), plus the step that turns
+ * one decoded event into a Responses stream event.
+ *
+ * One deliberate deviation from the spec: at end of stream, a final event that has data but no closing blank
+ * line is still dispatched, because real upstreams sometimes omit that last blank line.
+ */
+
+import type { ResponsesStreamEvent } from "../responses-types.ts";
+
+export interface SseEvent {
+  event?: string;
+  data: string;
+  id?: string;
+  retry?: number;
+}
+
+export interface SseDecoder {
+  push(chunk: Uint8Array | string): SseEvent[];
+  end(): SseEvent[];
+}
+
+const LF = "\n";
+const CR = "\r";
+const BOM = "\uFEFF";
+const COLON = 58;
+const SPACE = 32;
+const DIGITS_ONLY = /^[0-9]+$/;
+
+export function createSseDecoder(): SseDecoder {
+  // ignoreBOM keeps the BOM in the text so that one rule strips it, whether the first chunk was bytes or a string.
+  let utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+  let started = false;
+  // A CR ended the last chunk: an LF opening the next one belongs to the same line break.
+  let skipLF = false;
+  // Pieces of the current unterminated line; joined once, when its terminator arrives, so a long line that
+  // trickles in over many chunks costs O(length), not O(length^2).
+  let pending: string[] = [];
+
+  // Buffers of the event being assembled. `data === null` means no data line yet (the spec's empty buffer).
+  let data: string | null = null;
+  let eventType = "";
+  let retry: number | undefined;
+  // Per spec the last event id outlives a dispatch: every later event carries it until another id line.
+  let lastId = "";
+
+  let out: SseEvent[] = [];
+
+  function dispatch(): void {
+    if (data !== null) {
+      const ev: SseEvent = { data };
+      if (eventType !== "") ev.event = eventType;
+      if (lastId !== "") ev.id = lastId;
+      if (retry !== undefined) ev.retry = retry;
+      out.push(ev);
+    }
+    data = null;
+    eventType = "";
+    retry = undefined;
+  }
+
+  function processLine(line: string): void {
+    if (line.length === 0) {
+      dispatch();
+      return;
+    }
+    if (line.charCodeAt(0) === COLON) return;
+
+    const colon = line.indexOf(":");
+    const nameEnd = colon === -1 ? line.length : colon;
+    let value = "";
+    if (colon !== -1) {
+      const start = line.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1;
+      value = line.slice(start);
+    }
+
+    // Compare the name in place instead of slicing it out: one fewer string per line.
+    if (nameEnd === 4 && line.startsWith("data")) {
+      data = data === null ? value : data + LF + value;
+    } else if (nameEnd === 5 && line.startsWith("event")) {
+      eventType = value;
+    } else if (nameEnd === 2 && line.startsWith("id")) {
+      if (!value.includes("\0")) lastId = value;
+    } else if (nameEnd === 5 && line.startsWith("retry")) {
+      if (DIGITS_ONLY.test(value)) retry = Number(value);
+    }
+  }
+
+  function feed(text: string): void {
+    if (text.length === 0) return;
+    let pos = 0;
+    if (!started) {
+      started = true;
+      if (text.startsWith(BOM)) pos = 1;
+    }
+    if (skipLF) {
+      skipLF = false;
+      if (text.charCodeAt(pos) === 10) pos++;
+    }
+
+    // Both positions are cached and only re-searched once passed, so a chunk with no CR is searched for one
+    // once, not once per line.
+    let lf = text.indexOf(LF, pos);
+    let cr = text.indexOf(CR, pos);
+    while (lf !== -1 || cr !== -1) {
+      let end: number;
+      let next: number;
+      if (cr === -1 || (lf !== -1 && lf < cr)) {
+        end = lf;
+        next = lf + 1;
+      } else {
+        end = cr;
+        if (cr + 1 < text.length) {
+          next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+        } else {
+          next = cr + 1;
+          skipLF = true;
+        }
+      }
+
+      let line = text.slice(pos, end);
+      if (pending.length > 0) {
+        pending.push(line);
+        line = pending.join("");
+        pending = [];
+      }
+      processLine(line);
+
+      pos = next;
+      if (lf !== -1 && lf < pos) lf = text.indexOf(LF, pos);
+      if (cr !== -1 && cr < pos - 5) cr = text.indexOf(CR, pos);
+    }
+    if (pos < text.length) pending.push(pos === 0 ? text : text.slice(pos));
+  }
+
+  function take(): SseEvent[] {
+    if (out.length === 0) return [];
+    const events = out;
+    out = [];
+    return events;
+  }
+
+  return {
+    push(chunk) {
+      if (typeof chunk === "string") {
+        // Bytes held back for an unfinished character cannot continue into a string: flush them first.
+        feed(utf8.decode());
+        feed(chunk);
+      } else {
+        feed(utf8.decode(chunk, { stream: true }));
+      }
+      return take();
+    },
+
+    end() {
+      feed(utf8.decode());
+      if (pending.length > 0) {
+        const line = pending.join("");
+        pending = [];
+        processLine(line);
+      }
+      dispatch();
+      const events = take();
+      utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+      started = false;
+      skipLF = false;
+      lastId = "";
+      return events;
+    },
+  };
+}
+
+/** A stream that cannot be understood: malformed JSON, or a payload that is not an event. */
+export class StreamProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StreamProtocolError";
+  }
+}
+
+const SNIPPET_MAX = 200;
+
+function snippet(text: string): string {
+  return text.length > SNIPPET_MAX ? `${text.slice(0, SNIPPET_MAX)}…` : text;
+}
+
+/**
+ * The payload of one SSE event as a Responses stream event. `[DONE]` (appended by some gateways, never by
+ * OpenAI) is reported as "done". The type comes from the payload's `type`; without one, a payload carrying an
+ * `error` is an error event (the in-band `data: {"error": …}` form), otherwise the SSE `event:` name is used.
+ */
+export function parseStreamEvent(e: SseEvent): ResponsesStreamEvent | "done" {
+  const raw = e.data;
+  // Only short payloads can be a padded [DONE]; JSON events skip the trim.
+  if (raw === "[DONE]" || (raw.length <= 16 && raw.trim() === "[DONE]")) return "done";
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    const where = e.event ? ` in "${e.event}" event` : "";
+    throw new StreamProtocolError(`malformed JSON${where}: ${(err as Error).message}; data: ${snippet(raw)}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new StreamProtocolError(`stream event payload is not a JSON object: ${snippet(raw)}`);
+  }
+
+  const ev = parsed as Record<string, unknown>;
+  if (typeof ev.type === "string" && ev.type !== "") return ev as ResponsesStreamEvent;
+  if (ev.error != null) {
+    ev.type = "error";
+  } else if (e.event) {
+    ev.type = e.event;
+  } else {
+    throw new StreamProtocolError(`stream event has neither a type nor an event name: ${snippet(raw)}`);
+  }
+  return ev as ResponsesStreamEvent;
+}

@@ -1,0 +1,428 @@
+/**
+ * Chat Completions request -> Responses request, for an upstream that only speaks Responses.
+ *
+ * Every chat field has one fate, decided here: mapped onto its Responses equivalent, consumed by the
+ * gateway (`stream`, `stream_options`, `n` = 1, `modalities` = ["text"]), dropped (DROPPED_CHAT_FIELDS,
+ * listed in the README), or refused with a 400 because ignoring it would silently return something
+ * other than what the caller asked for (`n` > 1, audio output, web search, custom tools, audio input).
+ * Fields this file does not know are ignored rather than forwarded: a chat-only field sent to a
+ * Responses upstream would only turn into an upstream 400 the caller cannot act on.
+ */
+
+import { AppError } from "../../errors.ts";
+import type { JsonObject, ResponsesRequest } from "../responses-types.ts";
+
+/** Chat fields accepted but not forwarded, each with the reason (the README lists these). */
+export const DROPPED_CHAT_FIELDS: Readonly<Record<string, string>> = Object.freeze({
+  stop: "the Responses API has no stop sequences",
+  seed: "the Responses API has no seed",
+  presence_penalty: "the Responses API has no presence penalty",
+  frequency_penalty: "the Responses API has no frequency penalty",
+  logit_bias: "the Responses API has no logit bias",
+  logprobs: "token log-probabilities are not translated back; choices[].logprobs is always null",
+  top_logprobs: "token log-probabilities are not translated back; choices[].logprobs is always null",
+  prediction: "the Responses API has no predicted outputs",
+  store: "Responses `store` means server-side storage, which the upstream requires to be off",
+  audio: "audio output settings; audio output itself (modalities: [\"audio\"]) is refused",
+  moderation: "the Responses API has no per-request moderation setting",
+  "messages[].name": "the Responses API has no participant names",
+});
+
+const PASS_THROUGH_FIELDS = [
+  "temperature",
+  "top_p",
+  "user",
+  "metadata",
+  "service_tier",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "safety_identifier",
+] as const;
+
+export interface ChatToResponsesResult {
+  request: ResponsesRequest;
+  /** What the client asked for; the upstream request itself always streams. */
+  stream: boolean;
+  /** `stream_options.include_usage` on a streaming request: send a final usage chunk. */
+  includeUsage: boolean;
+}
+
+export function chatToResponses(body: unknown): ChatToResponsesResult {
+  if (!isObject(body)) invalid("The request body must be a JSON object.", null);
+  const model = body.model;
+  if (typeof model !== "string" || model === "") invalid("`model` must be a non-empty string.", "model");
+
+  const stream = optionalBoolean(body.stream, "stream") ?? false;
+  const streamOptions = body.stream_options;
+  if (streamOptions != null && !isObject(streamOptions)) invalid("`stream_options` must be an object.", "stream_options");
+  const includeUsage = stream && streamOptions?.include_usage === true;
+
+  checkRefusedFields(body);
+
+  const { instructions, input } = messagesToInput(body.messages);
+  const request: ResponsesRequest = { model, input, stream: true };
+  if (instructions !== undefined) request.instructions = instructions;
+
+  const tools = [...toolsToResponses(body.tools), ...legacyFunctionsToResponses(body.functions)];
+  if (tools.length > 0) request.tools = tools;
+  const toolChoice = toolChoiceToResponses(body.tool_choice) ?? legacyFunctionCallToResponses(body.function_call);
+  if (toolChoice !== undefined) request.tool_choice = toolChoice;
+  const parallel = optionalBoolean(body.parallel_tool_calls, "parallel_tool_calls");
+  if (parallel !== undefined) request.parallel_tool_calls = parallel;
+
+  // max_completion_tokens replaced max_tokens in the chat API; when both are sent the newer one wins.
+  const maxTokens =
+    positiveInteger(body.max_completion_tokens, "max_completion_tokens") ?? positiveInteger(body.max_tokens, "max_tokens");
+  if (maxTokens !== undefined) request.max_output_tokens = maxTokens;
+
+  const text = textConfig(body);
+  if (text !== undefined) request.text = text;
+  if (body.reasoning_effort != null) {
+    if (typeof body.reasoning_effort !== "string") invalid("`reasoning_effort` must be a string.", "reasoning_effort");
+    request.reasoning = { effort: body.reasoning_effort };
+  }
+  for (const field of PASS_THROUGH_FIELDS) {
+    if (body[field] != null) request[field] = body[field];
+  }
+  return { request, stream, includeUsage };
+}
+
+function checkRefusedFields(body: JsonObject): void {
+  if (body.n != null) {
+    if (!Number.isInteger(body.n) || body.n < 1) invalid("`n` must be a positive integer.", "n");
+    if (body.n > 1) invalid("Only `n: 1` is supported: the upstream produces one choice per request.", "n");
+  }
+  if (body.modalities != null) {
+    if (!Array.isArray(body.modalities) || body.modalities.some((m: unknown) => m !== "text")) {
+      invalid("Only the `text` modality is supported.", "modalities");
+    }
+  }
+  if (body.web_search_options != null) invalid("`web_search_options` is not supported.", "web_search_options");
+}
+
+// ---- messages -------------------------------------------------------------------------------------------
+
+/**
+ * System and developer messages that come before the first other message form `instructions`, joined in
+ * order with a blank line. Later ones stay in `input` as developer messages, so a mid-conversation
+ * instruction keeps its position relative to the turns it refers to (Responses has no system role in
+ * input; developer is its equivalent).
+ */
+function messagesToInput(messages: unknown): { instructions?: string; input: JsonObject[] } {
+  if (!Array.isArray(messages)) invalid("`messages` must be an array.", "messages");
+  if (messages.length === 0) invalid("`messages` must not be empty.", "messages");
+
+  const leading: string[] = [];
+  const input: JsonObject[] = [];
+  // Call ids seen so far: a tool result answering no earlier call makes the upstream reject the whole
+  // request ("No tool call found for function call output"), so such results are dropped instead.
+  const callIds = new Set<string>();
+  let inLeadingBlock = true;
+
+  messages.forEach((message: unknown, i: number) => {
+    const at = `messages[${i}]`;
+    if (!isObject(message)) invalid(`${at} must be an object.`, at);
+    const role = message.role;
+    if (typeof role !== "string") invalid(`${at}.role is required.`, `${at}.role`);
+
+    switch (role) {
+      case "system":
+      case "developer": {
+        const text = textOnlyContent(message.content, `${at}.content`);
+        if (inLeadingBlock) {
+          if (text !== "") leading.push(text);
+        } else {
+          input.push({ type: "message", role: "developer", content: [{ type: "input_text", text }] });
+        }
+        return;
+      }
+      case "user":
+        inLeadingBlock = false;
+        input.push({ type: "message", role: "user", content: userContent(message.content, `${at}.content`) });
+        return;
+      case "assistant":
+        inLeadingBlock = false;
+        for (const item of assistantItems(message, at)) {
+          if (item.type === "function_call") callIds.add(item.call_id);
+          input.push(item);
+        }
+        return;
+      case "tool": {
+        inLeadingBlock = false;
+        const callId = message.tool_call_id;
+        if (typeof callId !== "string" || callId === "") {
+          invalid(`${at}.tool_call_id is required on a tool message.`, `${at}.tool_call_id`);
+        }
+        const output = textOnlyContent(message.content, `${at}.content`);
+        if (callIds.has(callId)) input.push({ type: "function_call_output", call_id: callId, output });
+        return;
+      }
+      case "function": {
+        // Legacy function results carry no call id; the function name stands in for it, matching the
+        // call_id given to a legacy assistant `function_call` below.
+        inLeadingBlock = false;
+        const name = message.name;
+        if (typeof name !== "string" || name === "") invalid(`${at}.name is required on a function message.`, `${at}.name`);
+        const output = textOnlyContent(message.content, `${at}.content`);
+        if (callIds.has(name)) input.push({ type: "function_call_output", call_id: name, output });
+        return;
+      }
+      default:
+        invalid(`${at}.role: unknown role ${JSON.stringify(role)}.`, `${at}.role`);
+    }
+  });
+
+  return leading.length > 0 ? { instructions: leading.join("\n\n"), input } : { input };
+}
+
+/** System, developer and tool content: a string or text parts (parts joined with a newline). */
+function textOnlyContent(content: unknown, at: string): string {
+  if (content == null) return "";
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) invalid(`${at} must be a string or an array of text parts.`, at);
+  return content.map((part: unknown, j: number) => textPart(part, `${at}[${j}]`)).join("\n");
+}
+
+function textPart(part: unknown, at: string): string {
+  if (!isObject(part) || part.type !== "text") invalid(`${at}: only text parts are allowed here.`, `${at}.type`);
+  if (typeof part.text !== "string") invalid(`${at}.text must be a string.`, `${at}.text`);
+  return part.text;
+}
+
+function userContent(content: unknown, at: string): JsonObject[] {
+  if (typeof content === "string") return [{ type: "input_text", text: content }];
+  if (!Array.isArray(content)) invalid(`${at} must be a string or an array of content parts.`, at);
+  if (content.length === 0) invalid(`${at} must not be empty.`, at);
+  return content.map((part: unknown, j: number) => userPart(part, `${at}[${j}]`));
+}
+
+function userPart(part: unknown, at: string): JsonObject {
+  if (!isObject(part)) invalid(`${at} must be an object.`, at);
+  switch (part.type) {
+    case "text":
+      return { type: "input_text", text: textPart(part, at) };
+    case "image_url":
+      return imagePart(part, at);
+    case "file":
+      return filePart(part, at);
+    case "input_audio":
+      invalid(`${at}: audio input is not supported.`, `${at}.type`);
+    default:
+      invalid(`${at}: unsupported content part type ${JSON.stringify(part.type)}.`, `${at}.type`);
+  }
+}
+
+function imagePart(part: JsonObject, at: string): JsonObject {
+  // Some clients send `image_url` as the bare URL string rather than `{url}`; both mean the same.
+  const image = typeof part.image_url === "string" ? { url: part.image_url } : part.image_url;
+  if (!isObject(image)) invalid(`${at}.image_url must be an object with a url.`, `${at}.image_url`);
+  const url = image.url;
+  // An empty data URL would reach the model as an image with no bytes; the caller should hear about it.
+  if (typeof url !== "string" || url === "" || /^data:[^,]*,$/.test(url)) {
+    invalid(`${at}.image_url.url must be a non-empty URL or data URL.`, `${at}.image_url.url`);
+  }
+  const detail = image.detail ?? "auto";
+  if (typeof detail !== "string") invalid(`${at}.image_url.detail must be a string.`, `${at}.image_url.detail`);
+  // `detail` is required on a Responses input_image; "auto" is the chat API's default.
+  return { type: "input_image", image_url: url, detail };
+}
+
+function filePart(part: JsonObject, at: string): JsonObject {
+  const file = part.file;
+  if (!isObject(file) || (typeof file.file_data !== "string" && typeof file.file_id !== "string")) {
+    invalid(`${at}.file must have file_data or file_id.`, `${at}.file`);
+  }
+  const out: JsonObject = { type: "input_file" };
+  for (const key of ["file_data", "file_id", "filename"]) {
+    if (typeof file[key] === "string") out[key] = file[key];
+  }
+  return out;
+}
+
+/**
+ * An assistant turn: one message item for its text and refusal (typed output_text, because the upstream
+ * rejects input_text on assistant history), then one function_call item per tool call.
+ */
+function assistantItems(message: JsonObject, at: string): JsonObject[] {
+  const parts: JsonObject[] = [];
+  const content = message.content;
+  if (typeof content === "string") {
+    if (content !== "") parts.push({ type: "output_text", text: content });
+  } else if (Array.isArray(content)) {
+    content.forEach((part: unknown, j: number) => {
+      const pat = `${at}.content[${j}]`;
+      if (isObject(part) && part.type === "refusal") {
+        if (typeof part.refusal !== "string") invalid(`${pat}.refusal must be a string.`, `${pat}.refusal`);
+        parts.push({ type: "refusal", refusal: part.refusal });
+      } else {
+        parts.push({ type: "output_text", text: textPart(part, pat) });
+      }
+    });
+  } else if (content != null) {
+    invalid(`${at}.content must be a string, an array of parts, or null.`, `${at}.content`);
+  }
+  if (typeof message.refusal === "string" && message.refusal !== "") {
+    parts.push({ type: "refusal", refusal: message.refusal });
+  }
+
+  const items: JsonObject[] = [];
+  if (parts.length > 0) items.push({ type: "message", role: "assistant", content: parts });
+
+  const toolCalls = message.tool_calls;
+  if (toolCalls != null) {
+    if (!Array.isArray(toolCalls)) invalid(`${at}.tool_calls must be an array.`, `${at}.tool_calls`);
+    toolCalls.forEach((call: unknown, k: number) => items.push(toolCallItem(call, `${at}.tool_calls[${k}]`)));
+  }
+  if (message.function_call != null) {
+    const legacy = message.function_call;
+    const fat = `${at}.function_call`;
+    if (!isObject(legacy) || typeof legacy.name !== "string" || legacy.name === "") {
+      invalid(`${fat}.name is required.`, `${fat}.name`);
+    }
+    items.push({ type: "function_call", call_id: legacy.name, name: legacy.name, arguments: callArguments(legacy.arguments, fat) });
+  }
+  return items;
+}
+
+function toolCallItem(call: unknown, at: string): JsonObject {
+  if (!isObject(call)) invalid(`${at} must be an object.`, at);
+  if (call.type != null && call.type !== "function") {
+    invalid(`${at}.type: only function tool calls are supported.`, `${at}.type`);
+  }
+  if (typeof call.id !== "string" || call.id === "") invalid(`${at}.id is required.`, `${at}.id`);
+  const fn = call.function;
+  if (!isObject(fn) || typeof fn.name !== "string" || fn.name === "") {
+    invalid(`${at}.function.name is required.`, `${at}.function.name`);
+  }
+  return { type: "function_call", call_id: call.id, name: fn.name, arguments: callArguments(fn.arguments, `${at}.function`) };
+}
+
+/** The upstream requires arguments to be JSON text; an empty string is not, so it becomes "{}". */
+function callArguments(args: unknown, at: string): string {
+  if (args == null) return "{}";
+  if (typeof args === "string") return args.trim() === "" ? "{}" : args;
+  // Some clients echo arguments back parsed; re-serialising keeps the history usable.
+  if (isObject(args)) return JSON.stringify(args);
+  invalid(`${at}.arguments must be a string.`, `${at}.arguments`);
+}
+
+// ---- tools ----------------------------------------------------------------------------------------------
+
+function toolsToResponses(tools: unknown): JsonObject[] {
+  if (tools == null) return [];
+  if (!Array.isArray(tools)) invalid("`tools` must be an array.", "tools");
+  return tools.map((tool: unknown, i: number) => {
+    const at = `tools[${i}]`;
+    if (!isObject(tool)) invalid(`${at} must be an object.`, at);
+    if (tool.type !== "function") invalid(`${at}.type: only function tools are supported.`, `${at}.type`);
+    return functionDefinition(tool.function, `${at}.function`);
+  });
+}
+
+function legacyFunctionsToResponses(functions: unknown): JsonObject[] {
+  if (functions == null) return [];
+  if (!Array.isArray(functions)) invalid("`functions` must be an array.", "functions");
+  return functions.map((fn: unknown, i: number) => functionDefinition(fn, `functions[${i}]`));
+}
+
+function functionDefinition(fn: unknown, at: string): JsonObject {
+  if (!isObject(fn) || typeof fn.name !== "string" || fn.name === "") invalid(`${at}.name is required.`, `${at}.name`);
+  if (fn.parameters != null && !isObject(fn.parameters)) invalid(`${at}.parameters must be an object.`, `${at}.parameters`);
+  if (fn.strict != null && typeof fn.strict !== "boolean") invalid(`${at}.strict must be a boolean.`, `${at}.strict`);
+  // Chat treats a missing `strict` as false, Responses as true: say false explicitly, or loose schemas
+  // silently switch to strict mode (optional fields filled in, schemas rejected).
+  const out: JsonObject = { type: "function", name: fn.name, strict: fn.strict ?? false };
+  if (typeof fn.description === "string") out.description = fn.description;
+  if (fn.parameters != null) out.parameters = fn.parameters;
+  return out;
+}
+
+function toolChoiceToResponses(choice: unknown): string | JsonObject | undefined {
+  if (choice == null) return undefined;
+  if (choice === "auto" || choice === "none" || choice === "required") return choice;
+  if (isObject(choice) && choice.type === "function") {
+    const name = isObject(choice.function) ? choice.function.name : undefined;
+    if (typeof name !== "string" || name === "") invalid("`tool_choice.function.name` is required.", "tool_choice.function.name");
+    return { type: "function", name };
+  }
+  if (isObject(choice) && choice.type === "allowed_tools") return allowedToolsToResponses(choice.allowed_tools);
+  invalid("`tool_choice` must be auto, none, required, or a function choice.", "tool_choice");
+}
+
+function allowedToolsToResponses(allowed: unknown): JsonObject {
+  const at = "tool_choice.allowed_tools";
+  if (!isObject(allowed) || (allowed.mode !== "auto" && allowed.mode !== "required") || !Array.isArray(allowed.tools)) {
+    invalid(`\`${at}\` must have mode auto or required and a tools array.`, at);
+  }
+  const tools = allowed.tools.map((tool: unknown, i: number) => {
+    const name = isObject(tool) && tool.type === "function" && isObject(tool.function) ? tool.function.name : undefined;
+    if (typeof name !== "string" || name === "") invalid(`${at}.tools[${i}] must name a function.`, `${at}.tools[${i}]`);
+    return { type: "function", name };
+  });
+  return { type: "allowed_tools", mode: allowed.mode, tools };
+}
+
+function legacyFunctionCallToResponses(choice: unknown): string | JsonObject | undefined {
+  if (choice == null) return undefined;
+  if (choice === "auto" || choice === "none") return choice;
+  if (isObject(choice) && typeof choice.name === "string" && choice.name !== "") return { type: "function", name: choice.name };
+  invalid("`function_call` must be auto, none, or {name}.", "function_call");
+}
+
+// ---- output format --------------------------------------------------------------------------------------
+
+function textConfig(body: JsonObject): JsonObject | undefined {
+  const text: JsonObject = {};
+  const format = responseFormatToResponses(body.response_format);
+  if (format !== undefined) text.format = format;
+  if (body.verbosity != null) {
+    if (typeof body.verbosity !== "string") invalid("`verbosity` must be a string.", "verbosity");
+    text.verbosity = body.verbosity;
+  }
+  return Object.keys(text).length > 0 ? text : undefined;
+}
+
+function responseFormatToResponses(format: unknown): JsonObject | undefined {
+  if (format == null) return undefined;
+  if (!isObject(format)) invalid("`response_format` must be an object.", "response_format");
+  switch (format.type) {
+    case "text":
+      return { type: "text" };
+    case "json_object":
+      return { type: "json_object" };
+    case "json_schema": {
+      // Chat nests the schema under `json_schema`; Responses puts its fields beside `type`.
+      const spec = format.json_schema;
+      const at = "response_format.json_schema";
+      if (!isObject(spec) || typeof spec.name !== "string" || spec.name === "") invalid(`\`${at}.name\` is required.`, `${at}.name`);
+      if (spec.schema != null && !isObject(spec.schema)) invalid(`\`${at}.schema\` must be an object.`, `${at}.schema`);
+      const out: JsonObject = { type: "json_schema", name: spec.name, schema: spec.schema ?? {}, strict: spec.strict === true };
+      if (typeof spec.description === "string") out.description = spec.description;
+      return out;
+    }
+    default:
+      invalid("`response_format.type` must be text, json_object or json_schema.", "response_format.type");
+  }
+}
+
+// ---- small validators -----------------------------------------------------------------------------------
+
+function optionalBoolean(value: unknown, param: string): boolean | undefined {
+  if (value == null) return undefined;
+  if (typeof value !== "boolean") invalid(`\`${param}\` must be a boolean.`, param);
+  return value;
+}
+
+function positiveInteger(value: unknown, param: string): number | undefined {
+  if (value == null) return undefined;
+  if (!Number.isInteger(value) || (value as number) < 1) invalid(`\`${param}\` must be a positive integer.`, param);
+  return value as number;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function invalid(message: string, param: string | null): never {
+  throw new AppError("invalid_request", message, { param });
+}

@@ -1,0 +1,97 @@
+/**
+ * A finished Responses object -> a non-streaming `chat.completion`. The caller builds the response from
+ * the upstream stream first (collect.ts), because the upstream's own terminal `output` can be empty.
+ */
+
+import { AppError } from "../../errors.ts";
+import type { ResponseObject, ResponsesUsage } from "../responses-types.ts";
+import type { ChatCompletion, ChatCompletionMessage, ChatFinishReason, ChatToolCall, ChatUsage } from "./chat-types.ts";
+
+export function responsesToChat(
+  response: ResponseObject,
+  opts: { id: string; created: number; model: string },
+): ChatCompletion {
+  // A failed or unfinished response must never reach a chat client as a normal `stop`.
+  if (response.status === "failed") {
+    const code = response.error?.code || "upstream_error";
+    throw new AppError("upstream_error", response.error?.message || "The upstream response failed.", { rawCode: code });
+  }
+  if (response.status !== "completed" && response.status !== "incomplete") {
+    throw new AppError("upstream_error", `The upstream response did not finish (status ${JSON.stringify(response.status)}).`);
+  }
+
+  const text: string[] = [];
+  const refusals: string[] = [];
+  const reasoning: string[] = [];
+  const toolCalls: ChatToolCall[] = [];
+  for (const item of response.output ?? []) {
+    const it = item as Record<string, any>;
+    if (it.type === "message") {
+      for (const part of it.content ?? []) {
+        if (part?.type === "output_text" && typeof part.text === "string") text.push(part.text);
+        else if (part?.type === "refusal" && typeof part.refusal === "string") refusals.push(part.refusal);
+      }
+    } else if (it.type === "function_call") {
+      toolCalls.push({
+        id: it.call_id,
+        type: "function",
+        function: { name: it.name, arguments: normalizeArguments(it.arguments) },
+      });
+    } else if (it.type === "reasoning") {
+      for (const part of it.summary ?? []) {
+        if (typeof part?.text === "string" && part.text !== "") reasoning.push(part.text);
+      }
+    }
+  }
+
+  const message: ChatCompletionMessage = {
+    role: "assistant",
+    content: text.length > 0 ? text.join("") : null,
+    refusal: refusals.length > 0 ? refusals.join("") : null,
+  };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (reasoning.length > 0) message.reasoning_content = reasoning.join("\n\n");
+
+  const completion: ChatCompletion = {
+    id: opts.id,
+    object: "chat.completion",
+    created: opts.created,
+    model: opts.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(response, toolCalls.length > 0) }],
+  };
+  const usage = usageToChat(response.usage);
+  if (usage) completion.usage = usage;
+  return completion;
+}
+
+/**
+ * The reason a truncated response stopped wins over `tool_calls`: a call cut off by the token limit has
+ * unfinished arguments, and `tool_calls` would invite the client to execute it (Chat reports `length`).
+ */
+export function finishReason(response: Pick<ResponseObject, "status" | "incomplete_details">, sawToolCall: boolean): ChatFinishReason {
+  if (response.status === "incomplete") {
+    const reason = response.incomplete_details?.reason;
+    if (reason === "max_output_tokens") return "length";
+    if (reason === "content_filter") return "content_filter";
+  }
+  return sawToolCall ? "tool_calls" : "stop";
+}
+
+/** Clients JSON.parse tool arguments; an argument-less call arrives as "" and would not parse. */
+export function normalizeArguments(args: unknown): string {
+  return typeof args === "string" && args.trim() !== "" ? args : "{}";
+}
+
+export function usageToChat(u: ResponsesUsage | null | undefined): ChatUsage | null {
+  if (!u) return null;
+  const prompt = u.input_tokens ?? 0;
+  const completion = u.output_tokens ?? 0;
+  return {
+    prompt_tokens: prompt,
+    // output_tokens already includes reasoning tokens, exactly like chat's completion_tokens.
+    completion_tokens: completion,
+    total_tokens: u.total_tokens ?? prompt + completion,
+    prompt_tokens_details: { cached_tokens: u.input_tokens_details?.cached_tokens ?? 0 },
+    completion_tokens_details: { reasoning_tokens: u.output_tokens_details?.reasoning_tokens ?? 0 },
+  };
+}

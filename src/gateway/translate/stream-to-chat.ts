@@ -1,0 +1,235 @@
+/**
+ * Responses stream events -> `chat.completion.chunk` objects, one event at a time.
+ *
+ * The route encodes every returned object as a `data:` line and writes `[DONE]` after the stream ends.
+ * The closing chunks (finish_reason, then usage) are returned by the push of the terminal event, so
+ * finish() only has something to say when the upstream ended without one: then it returns an error frame,
+ * because a truncated reply reported as a clean `stop` is indistinguishable from a complete one.
+ */
+
+import type { ResponsesStreamEvent } from "../responses-types.ts";
+import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types.ts";
+import { finishReason, usageToChat } from "./responses-to-chat.ts";
+
+export interface ChatStreamTranslatorOptions {
+  id: string;
+  created: number;
+  model: string;
+  includeUsage: boolean;
+}
+
+export interface ChatStreamTranslator {
+  push(ev: ResponsesStreamEvent): object[];
+  finish(): object[];
+  fail(err: { message: string; type: string; code: string }): object[];
+}
+
+type Chunk = ChatCompletionChunk | ChatStreamError;
+
+interface CallState {
+  index: number;
+  /** Argument text already sent, so `.done` events can send only what the deltas missed. */
+  sent: string;
+}
+
+export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): ChatStreamTranslator {
+  let opened = false;
+  let ended = false;
+  let emittedOutput = false;
+  // Chat tool-call indexes count function calls in order of appearance; output_index cannot be used
+  // directly because reasoning and message items occupy output slots too.
+  const calls = new Map<number, CallState>();
+  const textSent = new Map<string, string>();
+  let lastReasoningKey: string | null = null;
+
+  function chunk(delta: ChatChunkDelta, finish: ChatFinishReason | null = null): ChatCompletionChunk {
+    const c: ChatCompletionChunk = {
+      id: opts.id,
+      object: "chat.completion.chunk",
+      created: opts.created,
+      model: opts.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    };
+    if (opts.includeUsage) c.usage = null;
+    return c;
+  }
+
+  function open(): Chunk[] {
+    if (opened) return [];
+    opened = true;
+    return [chunk({ role: "assistant", content: "" })];
+  }
+
+  function withOpen(chunks: Chunk[]): Chunk[] {
+    if (chunks.length === 0) return chunks;
+    emittedOutput = true;
+    return [...open(), ...chunks];
+  }
+
+  /** Sends the part of `full` not yet sent under `key`; used by deltas (append) and `.done` events. */
+  function textUpTo(key: string, piece: string, kind: "content" | "refusal", isFull: boolean): Chunk[] {
+    const sent = textSent.get(key) ?? "";
+    let rest: string;
+    if (isFull) {
+      // A full text that does not extend what was sent disagrees with the deltas; the deltas already
+      // reached the client, so the text is not re-sent.
+      if (!piece.startsWith(sent)) return [];
+      rest = piece.slice(sent.length);
+    } else {
+      rest = piece;
+    }
+    if (rest === "") return [];
+    textSent.set(key, sent + rest);
+    return withOpen([chunk(kind === "content" ? { content: rest } : { refusal: rest })]);
+  }
+
+  function startCall(outputIndex: number, item: Record<string, any>): Chunk[] {
+    if (calls.has(outputIndex)) return [];
+    const state: CallState = { index: calls.size, sent: "" };
+    calls.set(outputIndex, state);
+    const header = chunk({
+      tool_calls: [{ index: state.index, id: item.call_id ?? item.id, type: "function", function: { name: item.name, arguments: "" } }],
+    });
+    return withOpen([header, ...argsUpTo(outputIndex, item.arguments, true)]);
+  }
+
+  function argsUpTo(outputIndex: number, piece: unknown, isFull: boolean): Chunk[] {
+    const state = calls.get(outputIndex);
+    // Argument events for a call whose header was never seen are skipped; output_item.done carries the
+    // whole call and sends it then.
+    if (!state || typeof piece !== "string") return [];
+    let rest: string;
+    if (isFull) {
+      if (!piece.startsWith(state.sent)) return [];
+      rest = piece.slice(state.sent.length);
+    } else {
+      rest = piece;
+    }
+    if (rest === "") return [];
+    state.sent += rest;
+    return withOpen([chunk({ tool_calls: [{ index: state.index, function: { arguments: rest } }] })]);
+  }
+
+  /** An argument-less call streams no argument text; "{}" keeps the client's JSON.parse working. */
+  function closeEmptyCall(outputIndex: number): Chunk[] {
+    const state = calls.get(outputIndex);
+    if (!state || state.sent.trim() !== "") return [];
+    return argsUpTo(outputIndex, "{}", false);
+  }
+
+  function reasoning(key: string, delta: unknown): Chunk[] {
+    if (typeof delta !== "string" || delta === "") return [];
+    // Separate summary parts the way the non-streaming reply joins them.
+    const sep = lastReasoningKey !== null && lastReasoningKey !== key ? "\n\n" : "";
+    lastReasoningKey = key;
+    return withOpen([chunk({ reasoning_content: sep + delta })]);
+  }
+
+  function itemDone(outputIndex: number, item: Record<string, any>): Chunk[] {
+    if (item?.type === "function_call") {
+      return [...startCall(outputIndex, item), ...argsUpTo(outputIndex, item.arguments, true), ...closeEmptyCall(outputIndex)];
+    }
+    if (item?.type === "message" && Array.isArray(item.content)) {
+      return item.content.flatMap((part: Record<string, any>, j: number) => {
+        if (part?.type === "output_text" && typeof part.text === "string") {
+          return textUpTo(`${outputIndex}:${j}:content`, part.text, "content", true);
+        }
+        if (part?.type === "refusal" && typeof part.refusal === "string") {
+          return textUpTo(`${outputIndex}:${j}:refusal`, part.refusal, "refusal", true);
+        }
+        return [];
+      });
+    }
+    return [];
+  }
+
+  function close(status: "completed" | "incomplete", response: Record<string, any> | undefined): Chunk[] {
+    const out: Chunk[] = [];
+    // Only when nothing was streamed: the terminal output then is the whole reply. Otherwise the stream is
+    // trusted, since the terminal `output` can be empty or indexed differently from the events.
+    if (!emittedOutput && Array.isArray(response?.output)) {
+      response.output.forEach((item: Record<string, any>, i: number) => out.push(...itemDone(i, item)));
+    }
+    for (const outputIndex of calls.keys()) out.push(...closeEmptyCall(outputIndex));
+    out.push(...open());
+    // The event type, not the embedded status, says how the response ended.
+    const ending = { status, incomplete_details: response?.incomplete_details ?? null };
+    out.push(chunk({}, finishReason(ending, calls.size > 0)));
+    const usage = usageToChat(response?.usage);
+    if (opts.includeUsage && usage) {
+      out.push({ id: opts.id, object: "chat.completion.chunk", created: opts.created, model: opts.model, choices: [], usage });
+    }
+    ended = true;
+    return out;
+  }
+
+  function errorFrame(message: string, type: string, code: string, param: string | null): Chunk[] {
+    ended = true;
+    return [{ error: { message, type, code, param } }];
+  }
+
+  function upstreamError(err: Record<string, any> | null | undefined, fallback: string): Chunk[] {
+    const message = typeof err?.message === "string" && err.message !== "" ? err.message : fallback;
+    const type = typeof err?.type === "string" && err.type !== "" ? err.type : "upstream_error";
+    const code = typeof err?.code === "string" && err.code !== "" ? err.code : "upstream_error";
+    const param = typeof err?.param === "string" ? err.param : null;
+    return errorFrame(message, type, code, param);
+  }
+
+  function push(ev: ResponsesStreamEvent): object[] {
+    if (ended || !ev || typeof ev.type !== "string") return [];
+    const oi: number = typeof ev.output_index === "number" ? ev.output_index : -1;
+    switch (ev.type) {
+      case "response.created":
+      case "response.in_progress":
+        return open();
+      case "response.output_text.delta":
+        return textUpTo(`${oi}:${ev.content_index ?? 0}:content`, String(ev.delta ?? ""), "content", false);
+      case "response.output_text.done":
+        return typeof ev.text === "string" ? textUpTo(`${oi}:${ev.content_index ?? 0}:content`, ev.text, "content", true) : [];
+      case "response.refusal.delta":
+        return textUpTo(`${oi}:${ev.content_index ?? 0}:refusal`, String(ev.delta ?? ""), "refusal", false);
+      case "response.refusal.done":
+        return typeof ev.refusal === "string" ? textUpTo(`${oi}:${ev.content_index ?? 0}:refusal`, ev.refusal, "refusal", true) : [];
+      case "response.output_item.added":
+        return ev.item?.type === "function_call" ? startCall(oi, ev.item) : [];
+      case "response.function_call_arguments.delta":
+        return argsUpTo(oi, ev.delta, false);
+      case "response.function_call_arguments.done":
+        return argsUpTo(oi, ev.arguments, true);
+      case "response.output_item.done":
+        return itemDone(oi, ev.item);
+      case "response.reasoning_summary_text.delta":
+        return reasoning(`summary:${oi}:${ev.summary_index ?? 0}`, ev.delta);
+      case "response.reasoning_text.delta":
+        return reasoning(`text:${oi}:${ev.content_index ?? 0}`, ev.delta);
+      case "response.completed":
+        return close("completed", ev.response);
+      case "response.incomplete":
+        return close("incomplete", ev.response);
+      case "response.failed":
+        return upstreamError(ev.response?.error, "The upstream response failed.");
+      case "error":
+        // Both shapes occur: flat {code, message, param} (SDK types) and nested {error: {...}} (captures).
+        // In the flat form `type` is the event's own type ("error"), not an error type, so it is not read.
+        return upstreamError(
+          typeof ev.error === "object" && ev.error !== null ? ev.error : { code: ev.code, message: ev.message, param: ev.param },
+          "The upstream reported an error.",
+        );
+      default:
+        return [];
+    }
+  }
+
+  return {
+    push,
+    finish(): object[] {
+      if (ended) return [];
+      return errorFrame("The upstream stream ended before the response completed.", "upstream_error", "upstream_error", null);
+    },
+    fail(err): object[] {
+      if (ended) return [];
+      return errorFrame(err.message, err.type, err.code, null);
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The admin token: from GANTRY_ADMIN_TOKEN when set, otherwise generated on first start, printed once and
+ * kept only as its SHA-256. Compared in constant time.
+ */
+import { bearerToken } from "../gateway/admission";
+import { hashesEqual, newAdminToken, sha256Hex } from "../secrets";
+import type { MetaStore } from "../store/meta";
+
+const HASH_KEY = "admin_token_sha256";
+
+export class AdminAuth {
+  /** Set when the token comes from the settings; otherwise the stored hash is read at each check, so a
+   *  token rotated by the CLI works on a running server at once (admin calls are rare: no cache needed). */
+  private readonly configuredHash: string | null;
+
+  constructor(
+    private readonly meta: MetaStore,
+    configuredToken: string,
+  ) {
+    this.configuredHash = configuredToken ? sha256Hex(configuredToken) : null;
+  }
+
+  private get hash(): string | null {
+    return this.configuredHash ?? this.meta.get(HASH_KEY);
+  }
+
+  /** On first start without a configured token: makes one and returns it, to be printed once. */
+  ensureToken(): string | null {
+    if (this.hash) return null;
+    const token = newAdminToken();
+    return this.meta.setIfAbsent(HASH_KEY, sha256Hex(token)) ? token : null;
+  }
+
+  /** Replaces the stored token (e.g. `gantry admin reset-token`); returns the new one. */
+  rotate(): string {
+    const token = newAdminToken();
+    this.meta.set(HASH_KEY, sha256Hex(token));
+    return token;
+  }
+
+  verifyToken(token: string | null): boolean {
+    if (!token || !this.hash) return false;
+    return hashesEqual(sha256Hex(token), this.hash);
+  }
+
+  verifyHeader(authorization: string | null): boolean {
+    return this.verifyToken(bearerToken(authorization));
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Structured logging: one JSON line per event on stdout (human-readable when stdout is a terminal).
+ * Callers pass fields, never secrets: keys are logged by id, tokens not at all.
+ */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  enabled(level: LogLevel): boolean;
+}
+
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (line) => process.stdout.write(line + "\n"),
+  pretty = process.stdout.isTTY === true,
+): Logger {
+  const min = RANK[level];
+  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (RANK[lvl] < min) return;
+    const time = new Date().toISOString();
+    if (pretty) {
+      const rest = fields ? " " + Object.entries(fields).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ") : "";
+      write(`${time} ${lvl.toUpperCase().padEnd(5)} ${msg}${rest}`);
+    } else {
+      write(JSON.stringify({ time, level: lvl, msg, ...fields }));
+    }
+  };
+  return {
+    debug: (m, f) => emit("debug", m, f),
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+    enabled: (lvl) => RANK[lvl] >= min,
+  };
+}
+
+export const silentLogger: Logger = createLogger("error", () => {}, false);

@@ -1,0 +1,34 @@
+/** Secret generation, hashing and constant-time comparison for API keys and the admin token. */
+import { timingSafeEqual } from "node:crypto";
+
+const KEY_PREFIX = "gk-";
+
+/** 24 random bytes (192 bits) as base64url. */
+export function randomToken(bytes = 24): string {
+  const buf = new Uint8Array(bytes);
+  crypto.getRandomValues(buf);
+  return Buffer.from(buf).toString("base64url");
+}
+
+export function newApiKeySecret(): string {
+  return KEY_PREFIX + randomToken(24);
+}
+
+export function newAdminToken(): string {
+  return "gat-" + randomToken(24);
+}
+
+export function sha256Hex(text: string): string {
+  return new Bun.CryptoHasher("sha256").update(text).digest("hex");
+}
+
+/** The part of a secret that may be shown to identify it: never enough to use it. */
+export function displayPrefix(secret: string): string {
+  return secret.slice(0, KEY_PREFIX.length + 6);
+}
+
+/** Compares two hex digests of equal length without leaking where they differ. */
+export function hashesEqual(aHex: string, bHex: string): boolean {
+  if (aHex.length !== bHex.length) return false;
+  return timingSafeEqual(Buffer.from(aHex, "hex"), Buffer.from(bHex, "hex"));
+}

@@ -1,0 +1,52 @@
+/**
+ * Opens the SQLite database: WAL (so the CLI and a running server share it), foreign keys on,
+ * a busy timeout instead of immediate SQLITE_BUSY, and the embedded migrations applied.
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { MIGRATIONS, SCHEMA_VERSION } from "./migrations";
+
+export class SchemaTooNewError extends Error {
+  constructor(found: number) {
+    super(
+      `the database has schema version ${found}, but this gantry binary only knows up to ${SCHEMA_VERSION}; ` +
+        `it was written by a newer gantry. Run the newer binary (or restore a backup) instead of this one.`,
+    );
+    this.name = "SchemaTooNewError";
+  }
+}
+
+export interface OpenOptions {
+  /** Called with the path of a backup taken before pending migrations are applied to an existing database. */
+  beforeMigrate?: (db: Database, from: number, to: number) => void;
+}
+
+export function openDatabase(path: string, options: OpenOptions = {}): Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { create: true, strict: true });
+  db.exec("PRAGMA busy_timeout = 5000");
+  if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = FULL");
+  db.exec("PRAGMA foreign_keys = ON");
+  migrate(db, options);
+  return db;
+}
+
+export function schemaVersion(db: Database): number {
+  return (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+}
+
+function migrate(db: Database, options: OpenOptions): void {
+  const current = schemaVersion(db);
+  if (current > SCHEMA_VERSION) throw new SchemaTooNewError(current);
+  if (current === SCHEMA_VERSION) return;
+  if (current > 0) options.beforeMigrate?.(db, current, SCHEMA_VERSION);
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    // Each migration and its version bump commit together, so a crash leaves a consistent schema.
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,11 @@
+/**
+ * Numbered, forward-only migrations, embedded in the binary (they are imported code, not files read at run time).
+ * Migration N brings the schema from user_version N-1 to N. Never edit a migration that has shipped: add one.
+ */
+import m001 from "./migrations/001-keys-and-ledger";
+import m002 from "./migrations/002-releases";
+import m003 from "./migrations/003-announcements-heartbeats";
+
+export const MIGRATIONS: readonly string[] = [m001, m002, m003];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;

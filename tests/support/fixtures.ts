@@ -1,0 +1,36 @@
+/** Recorded-style Responses streams in tests/fixtures/responses, shared by every test that needs upstream output. */
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createSseDecoder, parseStreamEvent } from "../../src/gateway/sse/decode.ts";
+import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
+
+const DIR = join(import.meta.dir, "..", "fixtures", "responses");
+
+export const FIXTURE_NAMES = [
+  "text",
+  "parallel-tools",
+  "reasoning-then-call",
+  "empty-output-completed",
+  "incomplete-max-tokens",
+  "error-nested",
+  "error-flat",
+  "crlf-text",
+] as const;
+
+/** The raw SSE text of a fixture; the name may omit ".sse". */
+export function loadFixture(name: string): string {
+  return readFileSync(join(DIR, name.endsWith(".sse") ? name : `${name}.sse`), "utf8");
+}
+
+/** The fixture's stream events in order, decoded with the gateway's own decoder; a `[DONE]` is left out. */
+export function fixtureEvents(name: string): ResponsesStreamEvent[] {
+  const decoder = createSseDecoder();
+  const sse = [...decoder.push(loadFixture(name)), ...decoder.end()];
+  const events: ResponsesStreamEvent[] = [];
+  for (const e of sse) {
+    const ev = parseStreamEvent(e);
+    if (ev !== "done") events.push(ev);
+  }
+  return events;
+}
