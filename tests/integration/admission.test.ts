@@ -1,0 +1,272 @@
+/** Admission over real HTTP: every error code, the order of checks, nothing consumed on refusal, leases. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
+import { authed, startGantry, type Gantry } from "../support/harness";
+
+let upstream: FakeUpstream;
+let g: Gantry;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  g = await startGantry({ config: { upstreamUrl: upstream.url } });
+});
+afterAll(async () => {
+  await g.stop();
+  await upstream.close();
+});
+
+const hello = { model: "demo-mini", input: "hello" };
+
+async function errorOf(res: Response) {
+  const body = (await res.json()) as any;
+  expect(Object.keys(body)).toEqual(["error"]);
+  expect(Object.keys(body.error).sort()).toEqual(["code", "message", "param", "type"]);
+  expect(typeof body.error.message).toBe("string");
+  return { status: res.status, ...body.error, headers: res.headers };
+}
+
+describe("every error code of the spec", () => {
+  const hour = 3_600_000;
+  test("missing_api_key 401", async () => {
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, { method: "POST", body: JSON.stringify(hello) }));
+    expect([e.status, e.code]).toEqual([401, "missing_api_key"]);
+  });
+  test("invalid_api_key 401", async () => {
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed("gk-not-a-key", hello)));
+    expect([e.status, e.code]).toEqual([401, "invalid_api_key"]);
+  });
+  test("api_key_expired 401", async () => {
+    const key = g.createKey({ expiresAt: Date.now() - hour });
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+    expect([e.status, e.code]).toEqual([401, "api_key_expired"]);
+  });
+  test("api_key_disabled 403", async () => {
+    const key = g.createKey({ status: "disabled" });
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+    expect([e.status, e.code]).toEqual([403, "api_key_disabled"]);
+  });
+  test("model_not_allowed 403, whitelist and blacklist", async () => {
+    const white = g.createKey({ modelMode: "allow", models: ["other-*"] });
+    const black = g.createKey({ modelMode: "deny", models: ["demo-*"] });
+    for (const key of [white, black]) {
+      const e = await errorOf(await fetch(`${g.url}/v1/chat/completions`, authed(key, { model: "demo-mini", messages: [{ role: "user", content: "x" }] })));
+      expect([e.status, e.code, e.param]).toEqual([403, "model_not_allowed", "model"]);
+    }
+  });
+  test("quota_exceeded 429 with Retry-After and no SDK retry", async () => {
+    const key = g.createKey({ quotaTokens: 0 });
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+    expect([e.status, e.code, e.type]).toEqual([429, "quota_exceeded", "insufficient_quota"]);
+    expect(e.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(e.headers.get("x-should-retry")).toBe("false");
+  });
+  test("rate_limit_rpm 429", async () => {
+    const key = g.createKey({ rpm: 1 });
+    expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(200);
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+    expect([e.status, e.code, e.type]).toEqual([429, "rate_limit_rpm", "invalid_request_error"]);
+    expect(Number(e.headers.get("retry-after"))).toBeGreaterThanOrEqual(59);
+    expect(e.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+  });
+  test("rate_limit_rpd 429", async () => {
+    const key = g.createKey({ rpd: 1 });
+    expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(200);
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+    expect([e.status, e.code]).toEqual([429, "rate_limit_rpd"]);
+    expect(e.headers.get("retry-after")).not.toBeNull();
+  });
+  test("concurrent_limit 429", async () => {
+    const key = g.createKey({ concurrency: 0 });
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+    expect([e.status, e.code]).toEqual([429, "concurrent_limit"]);
+    expect(e.headers.get("retry-after")).toBe("1");
+  });
+  test("max_tokens_exceeded 400 for every spelling", async () => {
+    const key = g.createKey({ maxTokens: 100 });
+    const r1 = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, max_output_tokens: 101 })));
+    expect([r1.status, r1.code, r1.param]).toEqual([400, "max_tokens_exceeded", "max_output_tokens"]);
+    for (const param of ["max_tokens", "max_completion_tokens"]) {
+      const body = { model: "demo-mini", messages: [{ role: "user", content: "x" }], [param]: 500 };
+      const e = await errorOf(await fetch(`${g.url}/chat/completions`, authed(key, body)));
+      expect([e.status, e.code, e.param]).toEqual([400, "max_tokens_exceeded", param]);
+    }
+    expect((await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, max_output_tokens: 100 }))).status).toBe(200);
+  });
+});
+
+describe("order of the checks", () => {
+  test("a disabled and expired key gets api_key_disabled", async () => {
+    const key = g.createKey({ status: "disabled", expiresAt: Date.now() - 1000 });
+    expect((await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)))).code).toBe("api_key_disabled");
+  });
+  test("an expired key asking for a forbidden model gets api_key_expired", async () => {
+    const key = g.createKey({ expiresAt: Date.now() - 1000, modelMode: "allow", models: ["x"] });
+    expect((await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)))).code).toBe("api_key_expired");
+  });
+  test("authentication comes before the body is looked at", async () => {
+    const e = await errorOf(await fetch(`${g.url}/v1/responses`, { method: "POST", body: "{not json" }));
+    expect(e.code).toBe("missing_api_key");
+  });
+});
+
+describe("a refusal consumes nothing", () => {
+  test("refused for concurrency: RPM and RPD untouched", async () => {
+    upstream.setScenario({ kind: "slow", delayMs: 30, text: "one two three four", deltas: 4 });
+    const key = g.createKey({ rpm: 10, rpd: 10, concurrency: 1 });
+    const first = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
+    expect(first.headers.get("x-ratelimit-remaining-requests")).toBe("9");
+    for (let i = 0; i < 3; i++) {
+      const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+      expect(e.code).toBe("concurrent_limit");
+      expect(e.headers.get("x-ratelimit-remaining-requests")).toBe("9");
+    }
+    await first.text();
+    upstream.setScenario();
+    const next = await fetch(`${g.url}/v1/responses`, authed(key, hello));
+    expect(next.status).toBe(200);
+    expect(next.headers.get("x-ratelimit-remaining-requests")).toBe("8");
+  });
+  test("refused for RPD: RPM untouched", async () => {
+    const key = g.createKey({ rpm: 10, rpd: 1 });
+    await fetch(`${g.url}/v1/responses`, authed(key, hello));
+    for (let i = 0; i < 3; i++) {
+      const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+      expect(e.code).toBe("rate_limit_rpd");
+      expect(e.headers.get("x-ratelimit-remaining-requests")).toBe("9");
+    }
+  });
+  test("RPM headers count down and reset is a duration", async () => {
+    const key = g.createKey({ rpm: 5 });
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(`${g.url}/v1/models`, authed(key));
+      expect(r.headers.get("x-ratelimit-limit-requests")).toBe("5");
+      expect(r.headers.get("x-ratelimit-reset-requests")).toMatch(/^\d+(\.\d+)?(ms|s)$|^\d+m[\d.]+s$/);
+      expect(r.headers.get("x-request-id")).toMatch(/^req_/);
+      remaining.push(r.headers.get("x-ratelimit-remaining-requests")!);
+    }
+    expect(remaining).toEqual(["4", "3", "2"]);
+  });
+});
+
+describe("concurrency leases", () => {
+  test("with concurrency 2, twenty parallel slow streams never have more than 2 upstream", async () => {
+    upstream.setScenario({ kind: "slow", delayMs: 20, text: "a b c d e f", deltas: 6 });
+    const before = upstream.maxOpen;
+    const key = g.createKey({ concurrency: 2 });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const r = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
+        await r.text();
+        return r.status;
+      }),
+    );
+    expect(results.filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+    expect(results.every((s) => s === 200 || s === 429)).toBe(true);
+    expect(upstream.maxOpen - before).toBeLessThanOrEqual(2);
+    upstream.setScenario();
+  });
+
+  test("clients that abort mid-stream give every slot back and close the upstream request", async () => {
+    upstream.setScenario({ kind: "slow", delayMs: 200, text: "x ".repeat(50), deltas: 50 });
+    const name = `abort-${Date.now()}`;
+    const key = g.createKey({ name, concurrency: 3 });
+    const id = g.deps.keys.get(name)!.id;
+    const controllers = Array.from({ length: 3 }, () => new AbortController());
+    const readers = await Promise.all(
+      controllers.map(async (c) => {
+        const r = await fetch(`${g.url}/v1/responses`, { ...authed(key, { ...hello, stream: true }), signal: c.signal });
+        expect(r.status).toBe(200);
+        const reader = r.body!.getReader();
+        await reader.read();
+        return reader;
+      }),
+    );
+    expect(g.deps.limiter.inFlight(id)).toBe(3);
+    expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(429);
+    for (const c of controllers) c.abort();
+    for (const r of readers) await r.cancel().catch(() => {});
+    for (let i = 0; i < 50 && (g.deps.limiter.inFlight(id) > 0 || upstream.open > 0); i++) await Bun.sleep(20);
+    expect(g.deps.limiter.inFlight(id)).toBe(0);
+    expect(upstream.open).toBe(0);
+    upstream.setScenario();
+    expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(200);
+  });
+});
+
+describe("quota settles from the stream's usage", () => {
+  test("tokens reported by the terminal event are counted and recorded in the ledger", async () => {
+    upstream.setScenario({ kind: "text", text: "settled", usage: { input_tokens: 40, output_tokens: 60, total_tokens: 100 } });
+    const name = `quota-${Date.now()}`;
+    const key = g.createKey({ name, quotaTokens: 150 });
+    const id = g.deps.keys.get(name)!.id;
+    const first = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
+    await first.text();
+    await Bun.sleep(30);
+    g.deps.ledgerWriter.flush();
+    expect(g.deps.keys.usage(id)).toMatchObject({ requests: 1, inputTokens: 40, outputTokens: 60, tokens: 100 });
+    const row = g.deps.ledger.recent(1, id)[0];
+    expect(row).toMatchObject({ keyId: id, model: "demo-mini", endpoint: "responses", status: 200, inputTokens: 40, outputTokens: 60 });
+    // 50 tokens remain: the next request is admitted and uses them up.
+    expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(200);
+    const refused = await fetch(`${g.url}/v1/responses`, authed(key, hello));
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as any).error.code).toBe("quota_exceeded");
+    upstream.setScenario();
+  });
+
+  test("a balance is charged at the configured prices", async () => {
+    const priced = await startGantry({
+      config: { upstreamUrl: upstream.url, prices: { "demo-*": { input: 1000, output: 2000 } } },
+    });
+    try {
+      upstream.setScenario({ kind: "text", text: "x", usage: { input_tokens: 500, output_tokens: 250, total_tokens: 750 } });
+      const key = priced.createKey({ name: "b", balance: 1.5 });
+      expect((await fetch(`${priced.url}/v1/responses`, authed(key, hello))).status).toBe(200);
+      await Bun.sleep(20);
+      // 500 * 1000/1M + 250 * 2000/1M = 0.5 + 0.5 = 1.0
+      expect(priced.deps.keyCache.get(priced.deps.keys.get("b")!.id)!.usage.spent).toBeCloseTo(1.0);
+      expect((await fetch(`${priced.url}/v1/responses`, authed(key, hello))).status).toBe(200);
+      const e = await fetch(`${priced.url}/v1/responses`, authed(key, hello));
+      expect(e.status).toBe(429);
+    } finally {
+      upstream.setScenario();
+      await priced.stop();
+    }
+  });
+});
+
+describe("changes made outside the server take effect within one second", () => {
+  test("a key disabled through another connection is refused within 1 s", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "gantry-cli-"));
+    const db = join(dir, "gantry.db");
+    const server = await startGantry({ config: { upstreamUrl: upstream.url, dataDir: dir }, databasePath: db });
+    try {
+      const created = Bun.spawnSync(["./node_modules/.bin/bun", "src/main.ts", "keys", "create", "--name", "cli-key", "--rpm", "100", "--json", "--data-dir", dir]);
+      expect(created.exitCode).toBe(0);
+      const { key, id, name } = JSON.parse(created.stdout.toString());
+      expect(name).toBe("cli-key");
+      expect(id).toMatch(/^key_/);
+      let status = 0;
+      for (let i = 0; i < 20 && status !== 200; i++) {
+        status = (await fetch(`${server.url}/v1/models`, authed(key))).status;
+        if (status !== 200) await Bun.sleep(100);
+      }
+      expect(status).toBe(200);
+      const disabled = Bun.spawnSync(["./node_modules/.bin/bun", "src/main.ts", "keys", "disable", "cli-key", "--data-dir", dir]);
+      expect(disabled.exitCode).toBe(0);
+      const t0 = Date.now();
+      while (Date.now() - t0 < 1500 && status !== 403) {
+        status = (await fetch(`${server.url}/v1/models`, authed(key))).status;
+        if (status !== 403) await Bun.sleep(50);
+      }
+      expect(status).toBe(403);
+      expect(Date.now() - t0).toBeLessThan(1100);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,135 @@
+import { describe, expect, test } from "bun:test";
+import { canTake, createBucket, msUntilFull, msUntilToken, resize, take } from "../../src/gateway/limits/token-bucket";
+import { acquire, canAcquire, createSemaphore, release } from "../../src/gateway/limits/semaphore";
+import { costOf, quotaExhausted } from "../../src/gateway/limits/quota";
+import { compileModelPermission } from "../../src/gateway/limits/model-match";
+import { InProcessLimiter, MINUTE_MS } from "../../src/gateway/limits/limiter";
+
+describe("token bucket", () => {
+  test("starts full, empties, refills evenly over the window", () => {
+    const b = createBucket(3, 60_000, 0);
+    for (let i = 0; i < 3; i++) {
+      expect(canTake(b, 0)).toBe(true);
+      take(b, 0);
+    }
+    expect(canTake(b, 0)).toBe(false);
+    expect(msUntilToken(b, 0)).toBe(20_000); // 3 per minute: one token every 20 s
+    expect(canTake(b, 19_999)).toBe(false);
+    expect(canTake(b, 20_000)).toBe(true);
+    expect(msUntilFull(b, 20_000)).toBe(40_000);
+    expect(canTake(b, 10_000_000)).toBe(true);
+    expect(b.tokens).toBe(3); // never above capacity
+  });
+
+  test("time going backwards changes nothing", () => {
+    const b = createBucket(2, 1000, 500);
+    take(b, 500);
+    take(b, 500);
+    expect(canTake(b, 100)).toBe(false);
+    expect(b.tokens).toBe(0);
+  });
+
+  test("resizing keeps what was used", () => {
+    const b = createBucket(10, 60_000, 0);
+    for (let i = 0; i < 4; i++) take(b, 0);
+    resize(b, 5, 0);
+    expect(b.tokens).toBe(1);
+    resize(b, 2, 0);
+    expect(b.tokens).toBe(-2); // lowered below what was used: the caller waits
+    expect(canTake(b, 0)).toBe(false);
+  });
+});
+
+describe("semaphore", () => {
+  test("refuses past the limit and counts releases", () => {
+    const s = createSemaphore(2);
+    acquire(s);
+    acquire(s);
+    expect(canAcquire(s)).toBe(false);
+    release(s);
+    expect(canAcquire(s)).toBe(true);
+    release(s);
+    release(s); // extra release never goes negative
+    expect(s.active).toBe(0);
+  });
+});
+
+describe("quota", () => {
+  test("refused only when remaining less reserved is zero or below", () => {
+    const limits = { quotaTokens: 100, balance: null };
+    expect(quotaExhausted(limits, { usedTokens: 60, spent: 0, reservedTokens: 39, reservedCost: 0 })).toBeNull();
+    expect(quotaExhausted(limits, { usedTokens: 60, spent: 0, reservedTokens: 40, reservedCost: 0 })).toBe("tokens");
+    expect(quotaExhausted({ quotaTokens: null, balance: 1 }, { usedTokens: 9e9, spent: 0.5, reservedTokens: 0, reservedCost: 0.5 })).toBe("balance");
+    expect(quotaExhausted({ quotaTokens: null, balance: null }, { usedTokens: 9e9, spent: 9e9, reservedTokens: 0, reservedCost: 0 })).toBeNull();
+  });
+
+  test("cost uses prices per million tokens", () => {
+    expect(costOf({ input: 2, output: 10 }, 500_000, 100_000)).toBeCloseTo(2);
+    expect(costOf(null, 500_000, 100_000)).toBe(0);
+  });
+});
+
+describe("model permission", () => {
+  test("whitelist, blacklist and globs", () => {
+    const allow = compileModelPermission("allow", ["gpt-5*", "demo-mini"]);
+    expect(allow("gpt-5.4")).toBe(true);
+    expect(allow("demo-mini")).toBe(true);
+    expect(allow("demo-large")).toBe(false);
+    expect(allow("xgpt-5")).toBe(false);
+    const deny = compileModelPermission("deny", ["*-large"]);
+    expect(deny("demo-large")).toBe(false);
+    expect(deny("demo-mini")).toBe(true);
+    expect(compileModelPermission(null, [])("anything")).toBe(true);
+    // Regex metacharacters in ids are literal
+    expect(compileModelPermission("allow", ["a.b"])("axb")).toBe(false);
+  });
+});
+
+describe("in-process limiter: a refusal consumes nothing", () => {
+  const limits = { rpm: 2, rpd: 3, concurrency: 1, quotaTokens: null, balance: null };
+  const used = { tokens: 0, spent: 0 };
+  const r = { tokens: 10, cost: 0 };
+  const opts = { concurrency: true, quota: true };
+
+  test("concurrency refusal does not use RPM or RPD", () => {
+    const l = new InProcessLimiter();
+    const first = l.admit("k", limits, used, r, 0, opts);
+    expect(first.ok).toBe(true);
+    const second = l.admit("k", limits, used, r, 0, opts);
+    expect(second).toMatchObject({ ok: false, code: "concurrent_limit" });
+    expect(second.budget?.remaining).toBe(1); // RPM still has one left
+    l.release("k", r, true);
+    expect(l.admit("k", limits, used, r, 0, opts).ok).toBe(true);
+  });
+
+  test("RPD refusal does not use RPM", () => {
+    const l = new InProcessLimiter();
+    const lim = { ...limits, concurrency: null, rpm: 10, rpd: 1 };
+    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
+    const refused = l.admit("k", lim, used, r, 0, opts);
+    expect(refused).toMatchObject({ ok: false, code: "rate_limit_rpd" });
+    expect(refused.budget?.remaining).toBe(9);
+  });
+
+  test("RPM refusal with the wait until a token is back", () => {
+    const l = new InProcessLimiter();
+    const lim = { ...limits, concurrency: null, rpd: null };
+    l.admit("k", lim, used, r, 0, opts);
+    l.admit("k", lim, used, r, 0, opts);
+    const refused = l.admit("k", lim, used, r, 1000, opts);
+    expect(refused).toMatchObject({ ok: false, code: "rate_limit_rpm" });
+    if (!refused.ok) expect(refused.retryAfterMs).toBe(MINUTE_MS / 2 - 1000);
+  });
+
+  test("quota reservations are held until release", () => {
+    const l = new InProcessLimiter();
+    const lim = { rpm: null, rpd: null, concurrency: null, quotaTokens: 25, balance: null };
+    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
+    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
+    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true); // 25 - 20 > 0
+    expect(l.admit("k", lim, used, r, 0, opts)).toMatchObject({ ok: false, code: "quota_exceeded" });
+    l.release("k", r, false);
+    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
+    expect(l.inFlight("k")).toBe(3);
+  });
+});
