@@ -141,12 +141,13 @@ function rebuildMissingTools(input: JsonObject[], tools: unknown): JsonObject[] 
   return rebuilt;
 }
 
-/** The arguments as a JSON object, or undefined when they are not one (they then constrain nothing). */
+/**
+ * The arguments as a JSON object, or undefined when they are not one (empty, unparseable or not an object):
+ * such a call says nothing about the parameters, so it adds nothing to the schema.
+ */
 function parseArguments(args: unknown): JsonObject | undefined {
   if (isPlainObject(args)) return args;
   if (typeof args !== "string") return undefined;
-  // An empty arguments string is how some clients write "no arguments".
-  if (args.trim() === "") return {};
   try {
     const parsed = JSON.parse(args);
     return isPlainObject(parsed) ? parsed : undefined;

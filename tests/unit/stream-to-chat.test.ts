@@ -2,8 +2,15 @@ import { describe, expect, test } from "bun:test";
 import { APIError } from "openai";
 import { ChatCompletionStream } from "openai/lib/ChatCompletionStream";
 import { Stream } from "openai/streaming";
+import type { ChatCompletionChunk as SdkChunk } from "openai/resources/chat/completions";
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
+import type { ChatCompletionChunk } from "../../src/gateway/translate/chat-types.ts";
 import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat.ts";
+
+// Compile-time check (tsc): our chunk type is assignable to the SDK's.
+export type ChunkMatchesSdk = ChatCompletionChunk extends SdkChunk ? true : never;
+const chunkMatchesSdk: ChunkMatchesSdk = true;
+void chunkMatchesSdk;
 
 const OPTS = { id: "chatcmpl-s1", created: 1_700_000_000, model: "gpt-client-name" };
 const USAGE = {

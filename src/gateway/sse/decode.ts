@@ -29,7 +29,7 @@ const DIGITS_ONLY = /^[0-9]+$/;
 
 export function createSseDecoder(): SseDecoder {
   // ignoreBOM keeps the BOM in the text so that one rule strips it, whether the first chunk was bytes or a string.
-  let utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+  const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
   let started = false;
   // A CR ended the last chunk: an LF opening the next one belongs to the same line break.
   let skipLF = false;
@@ -128,7 +128,7 @@ export function createSseDecoder(): SseDecoder {
 
       pos = next;
       if (lf !== -1 && lf < pos) lf = text.indexOf(LF, pos);
-      if (cr !== -1 && cr < pos - 5) cr = text.indexOf(CR, pos);
+      if (cr !== -1 && cr < pos) cr = text.indexOf(CR, pos);
     }
     if (pos < text.length) pending.push(pos === 0 ? text : text.slice(pos));
   }
@@ -161,7 +161,7 @@ export function createSseDecoder(): SseDecoder {
       }
       dispatch();
       const events = take();
-      utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+      // decode() without {stream} has already reset the TextDecoder; the rest is reset here.
       started = false;
       skipLF = false;
       lastId = "";
