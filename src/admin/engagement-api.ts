@@ -1,7 +1,59 @@
-/** /admin/api/announcements and /admin/api/stats/clients (issue 6). */
+/**
+ * /admin/api/announcements (CRUD + re-show) and /admin/api/stats/clients (+ /series), behind the admin token
+ * (checked globally for /admin/api/*). The same service methods back `gantry announcements` and `gantry stats`.
+ */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
+import { readBodyText, readJsonObject } from "../http/body";
+import { AnnouncementInput, ReshowInput, announcementAdminView, checkInput } from "../site/announcement-input";
+import type { StoredAnnouncement } from "../site/announcement-store";
+import { AppError } from "../errors";
 
-export function engagementApi(_deps: AppDeps) {
-  return new Elysia({ name: "admin-engagement", prefix: "/admin/api" });
+/** 50 locales of long texts fit; anything larger is not an announcement. */
+const MAX_ANNOUNCEMENT_BODY_BYTES = 1024 * 1024;
+
+/** Bodies are read and checked by us (see checkInput): unknown fields are refused, errors get the envelope. */
+async function announcementBody(request: Request): Promise<AnnouncementInput> {
+  return checkInput(AnnouncementInput, (await readJsonObject(request, MAX_ANNOUNCEMENT_BODY_BYTES)).body);
+}
+
+/** Re-show takes an optional body: none (or `{}`) asks for a generated key. */
+async function reshowBody(request: Request): Promise<ReshowInput> {
+  const text = await readBodyText(request, 4096);
+  if (text.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AppError("invalid_json", "The request body is not valid JSON.");
+  }
+  return checkInput(ReshowInput, value);
+}
+
+export function engagementApi(deps: AppDeps) {
+  const { announcements, stats } = deps.engagement;
+  const view = (a: StoredAnnouncement) => announcementAdminView(a, deps.now());
+  const json = (value: unknown, status = 200) =>
+    new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+
+  return new Elysia({ name: "admin-engagement", prefix: "/admin/api" })
+    .get("/announcements", () => ({ object: "list", data: announcements.list().map(view) }))
+    .post("/announcements", async ({ request }) => json(view(announcements.create(await announcementBody(request))), 201), {
+      parse: "none",
+    })
+    .get("/announcements/:id", ({ params }) => view(announcements.get(params.id)))
+    .patch("/announcements/:id", async ({ params, request }) => view(announcements.update(params.id, await announcementBody(request))), {
+      parse: "none",
+    })
+    .post(
+      "/announcements/:id/reshow",
+      async ({ params, request }) => view(announcements.reshow(params.id, (await reshowBody(request)).dismissKey)),
+      { parse: "none" },
+    )
+    .delete("/announcements/:id", ({ params }) => {
+      announcements.delete(params.id);
+      return new Response(null, { status: 204 });
+    })
+    .get("/stats/clients", () => stats.clients())
+    .get("/stats/clients/series", ({ query }) => stats.series(query));
 }

@@ -1,7 +1,42 @@
-/** /api/v1/announcements and /api/v1/client/heartbeat (issue 6). */
+/**
+ * GET /api/v1/announcements and POST /api/v1/client/heartbeat. Routes validate and delegate: the rules are in
+ * announcements.ts and heartbeat-input.ts, the writes in the engagement services.
+ */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
+import { readJsonObject } from "../http/body";
+import { parseAnnouncementQuery } from "./announcements";
+import { revalidatedJson } from "./announcement-response";
+import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeat-input";
 
-export function engagementRoutes(_deps: AppDeps) {
-  return new Elysia({ name: "site-engagement" });
+/** Repeated parameters stay arrays so the query parser can refuse them instead of picking one. */
+function queryOf(request: Request): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URL(request.url).searchParams) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+export function engagementRoutes(deps: AppDeps) {
+  const { announcements, heartbeats } = deps.engagement;
+  return new Elysia({ name: "site-engagement" })
+    .get("/api/v1/announcements", ({ request }) =>
+      revalidatedJson(request, announcements.document(parseAnnouncementQuery(queryOf(request)))),
+    )
+    .post(
+      "/api/v1/client/heartbeat",
+      async ({ request }) => {
+        // Our own bounded read: malformed bodies get the error envelope and 16 KiB is plenty for a heartbeat.
+        const { body } = await readJsonObject(request, HEARTBEAT_MAX_BODY_BYTES);
+        const record = parseHeartbeat(request.headers.get(CLIENT_ID_HEADER), body, deps.now());
+        await heartbeats.record(record);
+        return new Response(JSON.stringify(heartbeatReply()), {
+          status: 200,
+          headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+        });
+      },
+      { parse: "none" },
+    );
 }

@@ -1,13 +1,40 @@
-/** Announcement, heartbeat and online-statistics services (issue 6). */
+/**
+ * Announcement, heartbeat and online-statistics services (issue 6), built from the shared context:
+ * - announcements: CRUD + re-show with the rules of announcement-input.ts, and the public document;
+ * - heartbeats: ingest with group commit (answered after the batch committed);
+ * - stats: online count and distributions, the per-minute online series and its sampler.
+ */
 import type { ServiceContext } from "../service-context";
+import { AnnouncementService } from "./announcement-service";
+import { ClientStatsService } from "./client-stats-service";
+import { ClientStore } from "./client-store";
+import { HeartbeatService } from "./heartbeat-service";
 
 export interface EngagementServices {
-  /** Starts background work (timers); one-shot CLI commands never call it. */
+  announcements: AnnouncementService;
+  heartbeats: HeartbeatService;
+  stats: ClientStatsService;
+  /** Starts background work (the online sampler); one-shot CLI commands never call it. */
   start(): void;
   /** Stops timers and flushes pending writes. */
   close(): void;
 }
 
-export function createEngagementServices(_ctx: ServiceContext): EngagementServices {
-  return { start() {}, close() {} };
+export function createEngagementServices(ctx: ServiceContext): EngagementServices {
+  const clients = new ClientStore(ctx.db);
+  const announcements = new AnnouncementService(ctx.db, ctx.now);
+  const heartbeats = new HeartbeatService(clients, ctx.log);
+  const stats = new ClientStatsService(clients, ctx.now, ctx.log);
+  return {
+    announcements,
+    heartbeats,
+    stats,
+    start() {
+      stats.start();
+    },
+    close() {
+      stats.stop();
+      heartbeats.close();
+    },
+  };
 }
