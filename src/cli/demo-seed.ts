@@ -1,10 +1,19 @@
-/** Sample data for `gantry demo`: a key to try the gateway with (and, as the site grows, releases and announcements). */
+/** Sample data for `gantry demo`: a key to try the gateway with, sample announcements and sample releases. */
 import type { AppDeps } from "../deps";
+import { seedDemoEngagement } from "./demo-seed-engagement";
 
-export function seedDemo(deps: AppDeps): { apiKey: string; extraExamples: (base: string) => string } {
+export interface DemoSeed {
+  apiKey: string;
+  /** Curl lines for the site endpoints, given the server's base URL. */
+  siteExamples: (base: string) => string;
+}
+
+export async function seedDemo(deps: AppDeps): Promise<DemoSeed> {
   const existing = deps.keys.get("demo");
   if (existing) deps.keys.delete(existing.id);
   const { secret } = deps.keys.create({ name: "demo", rpm: 60, concurrency: 4, quotaTokens: 1_000_000 });
   deps.keyCache.reloadIfChanged();
-  return { apiKey: secret, extraExamples: () => "" };
+  const sections: Array<(base: string) => string> = [];
+  sections.push(seedDemoEngagement(deps));
+  return { apiKey: secret, siteExamples: (base) => sections.map((s) => s(base)).join("\n\n") };
 }

@@ -70,7 +70,7 @@ export async function demoCommand(args: string[]): Promise<number> {
   const config = configFrom(flags);
   const { deps, running } = boot(config);
   const { seedDemo } = await import("./demo-seed");
-  const seeded = seedDemo(deps);
+  const seeded = await seedDemo(deps);
   const admin = deps.adminAuth.ensureToken() ?? "(set earlier in this data dir)";
   const base = running.url;
   process.stdout.write(`
@@ -88,7 +88,11 @@ Try it:
     -d '{"model":"demo-mini","messages":[{"role":"user","content":"What is the weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}'
 
   curl ${base}/v1/models -H "Authorization: Bearer ${seeded.apiKey}"
-${seeded.extraExamples(base)}
+
+Site (client updates, announcements, heartbeats). For the admin lines: export GANTRY_ADMIN_TOKEN=${admin}
+
+${seeded.siteExamples(base)}
+
 Stop with Ctrl-C.
 `);
   return waitForSignals(running, deps, () => upstream.stop(true));
