@@ -7,6 +7,8 @@ import { adminCommand } from "./cli/admin";
 import { announcementsCommand } from "./cli/announcements";
 import { releasesCommand } from "./cli/releases";
 import { statsCommand } from "./cli/stats";
+import { backupCommand } from "./cli/backup";
+import { serviceCommand } from "./cli/service";
 import { VERSION_TEXT } from "./version";
 
 const HELP = `gantry — a self-hosted model gateway and client update site in one binary
@@ -20,6 +22,9 @@ Commands:
   releases         publish, sync, list and delete client releases
   announcements    create, list, update, re-show and delete announcements
   stats            client statistics (stats clients)
+  backup FILE      consistent online snapshot of the database
+  restore FILE     put a snapshot back (refused while a server runs)
+  service install  write a hardened systemd unit
   admin            admin token (reset-token)
   version          print version, commit and build date
 
@@ -40,6 +45,11 @@ async function main(argv: string[]): Promise<number> {
       return runCommand(() => announcementsCommand(rest));
     case "stats":
       return runCommand(() => statsCommand(rest));
+    case "backup":
+    case "restore":
+      return runCommand(() => backupCommand(rest, command));
+    case "service":
+      return runCommand(() => serviceCommand(rest));
     case "admin":
       return runCommand(() => adminCommand(rest));
     case "version":

@@ -12,9 +12,14 @@ export const SETTING_OPTIONS: NonNullable<ParseArgsConfig["options"]> = Object.f
 
 export class UsageError extends Error {}
 
-export function parse(args: string[], options: NonNullable<ParseArgsConfig["options"]>, allowPositionals = true) {
+export interface ParsedArgs {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+export function parse(args: string[], options: NonNullable<ParseArgsConfig["options"]>, allowPositionals = true): ParsedArgs {
   try {
-    return parseArgs({ args, options: { ...SETTING_OPTIONS, ...options, help: { type: "boolean", short: "h" } }, allowPositionals, strict: true });
+    return parseArgs({ args, options: { ...SETTING_OPTIONS, ...options, help: { type: "boolean", short: "h" } }, allowPositionals, strict: true }) as ParsedArgs;
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

@@ -8,6 +8,7 @@ import { createLogger } from "../log";
 import { startServer, type RunningServer } from "../server";
 import { createSimulatedUpstream } from "../gateway/simulator/simulated-upstream";
 import { configFrom, parse, settingsHelp } from "./common";
+import { claimDataDir } from "../store/instance-lock";
 
 export const SERVE_HELP = `Usage: gantry serve [settings]
        gantry demo  [settings]   (a simulated upstream and sample data, in a temporary data dir unless --data-dir is given)
@@ -36,6 +37,8 @@ function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => 
 function boot(config: Config): { deps: AppDeps; running: RunningServer } {
   const log = createLogger(config.logLevel);
   const deps = createDeps(config, { log });
+  const unclaim = claimDataDir(config.dataDir);
+  process.on("exit", unclaim);
   deps.releases.start();
   deps.engagement.start();
   const running = startServer(deps, { hostname: config.host, port: config.port });

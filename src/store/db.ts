@@ -18,8 +18,18 @@ export class SchemaTooNewError extends Error {
 }
 
 export interface OpenOptions {
-  /** Called with the path of a backup taken before pending migrations are applied to an existing database. */
+  /** Runs before pending migrations are applied to an existing database. Default: a backup file beside it. */
   beforeMigrate?: (db: Database, from: number, to: number) => void;
+}
+
+/** The default before an upgrade: a consistent copy of the old database next to it, e.g. gantry.db.pre-v4-20261122T110500Z.bak. */
+export function backupBeforeMigrate(path: string): NonNullable<OpenOptions["beforeMigrate"]> {
+  return (db, from, to) => {
+    if (path === ":memory:") return;
+    const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+    const target = `${path}.pre-v${to}-from-v${from}-${stamp}.bak`;
+    db.query("VACUUM INTO ?").run(target);
+  };
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): Database {
@@ -29,7 +39,12 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
   if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = FULL");
   db.exec("PRAGMA foreign_keys = ON");
-  migrate(db, options);
+  try {
+    migrate(db, { beforeMigrate: backupBeforeMigrate(path), ...options });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   return db;
 }
 

@@ -1,0 +1,54 @@
+/** `gantry service install`: writes the systemd unit (and, as root, creates the service user and data dir). */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { UsageError, parse } from "./common";
+import { systemdUnit } from "./systemd-unit";
+
+const HELP = `Usage: gantry service install [--user gantry] [--data-dir /var/lib/gantry] [--binary PATH]
+                              [--env-file /etc/gantry/gantry.env] [--unit-path /etc/systemd/system/gantry.service] [--print]
+
+Writes a hardened systemd unit that runs 'gantry serve' as a dedicated user, restarts it on failure and stops it
+gracefully. As root it also creates the system user and the data dir. --print only prints the unit.
+Then: systemctl daemon-reload && systemctl enable --now gantry`;
+
+export async function serviceCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values } = parse(rest, {
+    user: { type: "string" },
+    binary: { type: "string" },
+    "env-file": { type: "string" },
+    "unit-path": { type: "string" },
+    print: { type: "boolean" },
+  }, false);
+  if (sub !== "install" || values.help) {
+    process.stdout.write(HELP + "\n");
+    if (sub && sub !== "install") throw new UsageError(`unknown command 'gantry service ${sub}'`);
+    return sub ? 0 : 2;
+  }
+  const user = (values.user as string) ?? "gantry";
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(user)) throw new UsageError(`--user must be a valid user name, got "${user}"`);
+  const dataDir = resolve((values["data-dir"] as string) ?? "/var/lib/gantry");
+  const binary = resolve((values.binary as string) ?? process.execPath);
+  const envFile = (values["env-file"] as string) ?? "/etc/gantry/gantry.env";
+  const unit = systemdUnit({ binary, user, dataDir, envFile });
+  if (values.print) {
+    process.stdout.write(unit);
+    return 0;
+  }
+  const unitPath = (values["unit-path"] as string) ?? "/etc/systemd/system/gantry.service";
+  if (process.getuid?.() === 0) {
+    const exists = Bun.spawnSync(["id", "-u", user], { stdout: "ignore", stderr: "ignore" }).success;
+    if (!exists) {
+      const made = Bun.spawnSync(["useradd", "--system", "--home-dir", dataDir, "--shell", "/usr/sbin/nologin", user]);
+      if (!made.success) throw new Error(`could not create user ${user}: ${made.stderr.toString().trim()}`);
+    }
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    Bun.spawnSync(["chown", "-R", `${user}:${user}`, dataDir]);
+    mkdirSync(dirname(envFile), { recursive: true });
+    if (!existsSync(envFile)) writeFileSync(envFile, "# GANTRY_UPSTREAM_URL=https://api.openai.com/v1\n# GANTRY_UPSTREAM_KEY=\n", { mode: 0o600 });
+  }
+  mkdirSync(dirname(unitPath), { recursive: true });
+  writeFileSync(unitPath, unit);
+  process.stdout.write(`wrote ${unitPath}\nnext: systemctl daemon-reload && systemctl enable --now gantry\n`);
+  return 0;
+}

@@ -1,0 +1,67 @@
+/**
+ * Online backups and restores of the SQLite database. `VACUUM INTO` writes a consistent snapshot while other
+ * connections (a running server) keep reading and writing; a restore checks the file before it replaces anything.
+ */
+import { Database } from "bun:sqlite";
+import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
+import { SCHEMA_VERSION } from "./migrations";
+
+export class BackupError extends Error {}
+
+export function backupDatabase(db: Database, target: string, overwrite = false): void {
+  if (existsSync(target)) {
+    if (!overwrite) throw new BackupError(`${target} exists already (use --force to replace it)`);
+    rmSync(target);
+  }
+  db.query("VACUUM INTO ?").run(target);
+}
+
+/** Checks that `file` is a healthy Gantry database this binary can run; returns its schema version. */
+export function inspectBackup(file: string): number {
+  if (!existsSync(file)) throw new BackupError(`${file} does not exist`);
+  let db: Database;
+  try {
+    db = new Database(file, { readonly: true });
+  } catch (err) {
+    throw new BackupError(`${file} is not a SQLite database: ${(err as Error).message}`);
+  }
+  try {
+    const check = db.query("PRAGMA integrity_check").get() as { integrity_check: string } | null;
+    if (check?.integrity_check !== "ok") throw new BackupError(`${file} fails its integrity check: ${check?.integrity_check}`);
+    const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    const hasKeys = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'api_keys'").get();
+    if (!hasKeys || version < 1) throw new BackupError(`${file} is not a Gantry database`);
+    if (version > SCHEMA_VERSION) {
+      throw new BackupError(`${file} has schema version ${version}, newer than this binary (${SCHEMA_VERSION}): restore it with a newer gantry`);
+    }
+    return version;
+  } catch (err) {
+    if (err instanceof BackupError) throw err;
+    throw new BackupError(`${file} cannot be read: ${(err as Error).message}`);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Replaces the database at `dbPath` with `file`. The current database (if any) is kept as
+ * `<dbPath>.before-restore-<stamp>`; the copy lands under a temporary name and is renamed into place.
+ */
+export function restoreDatabase(file: string, dbPath: string, stamp = new Date().toISOString().replace(/[-:.]/g, "")): string | null {
+  inspectBackup(file);
+  let kept: string | null = null;
+  if (existsSync(dbPath)) {
+    kept = `${dbPath}.before-restore-${stamp}`;
+    const current = new Database(dbPath);
+    try {
+      current.query("VACUUM INTO ?").run(kept);
+    } finally {
+      current.close();
+    }
+  }
+  const temp = `${dbPath}.restoring`;
+  copyFileSync(file, temp);
+  for (const suffix of ["-wal", "-shm"]) rmSync(dbPath + suffix, { force: true });
+  renameSync(temp, dbPath);
+  return kept;
+}
