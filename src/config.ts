@@ -50,6 +50,9 @@ export const ConfigSchema = Type.Object({
   syncGithub: Type.String(),
   syncIntervalMinutes: PositiveInt(),
   syncToken: Type.String(),
+  syncApiUrl: Type.String({ pattern: "^https?://[^\\s]+$" }),
+  syncPrereleases: Type.Boolean(),
+  metricsPublic: Type.Boolean(),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -79,6 +82,9 @@ export const SETTINGS: SettingDef[] = [
   { key: "syncGithub", env: "GANTRY_SYNC_GITHUB", flag: "sync-github", kind: "string", default: "", help: "OWNER/REPO synced periodically from GitHub Releases" },
   { key: "syncIntervalMinutes", env: "GANTRY_SYNC_INTERVAL_MINUTES", flag: "sync-interval-minutes", kind: "int", default: 0, help: "minutes between periodic syncs (0 = off)" },
   { key: "syncToken", env: "GANTRY_SYNC_TOKEN", flag: "sync-token", kind: "string", default: "", secret: true, help: "GitHub token for sync" },
+  { key: "syncApiUrl", env: "GANTRY_SYNC_API_URL", flag: "sync-api-url", kind: "string", default: "https://api.github.com", help: "GitHub (or compatible) API base URL for periodic sync" },
+  { key: "syncPrereleases", env: "GANTRY_SYNC_PRERELEASES", flag: "sync-prereleases", kind: "bool", default: false, help: "periodic sync also mirrors pre-releases" },
+  { key: "metricsPublic", env: "GANTRY_METRICS_PUBLIC", flag: "metrics-public", kind: "bool", default: false, help: "serve GET /metrics without the admin token (for a scraper on a private network)" },
 ];
 
 export class ConfigError extends Error {

@@ -1,7 +1,141 @@
-/** /admin/api/releases (issue 5). */
-import { Elysia } from "elysia";
+/**
+ * /admin/api/releases: the release operations of `gantry releases`, as JSON, behind the admin token
+ * (checked globally for /admin/api/*).
+ *
+ *   GET    /                                  releases, newest version first
+ *   POST   /                                  create {version, notes?, minAppVersion?, prerelease?, publishedAt?, assets?: [{name, url}]}
+ *   GET    /sync                              last sync report, whether one is running, the configured source
+ *   POST   /sync                              run a sync now {github?, apiUrl?, token?, prereleases?} (default: the settings)
+ *   GET    /:version                          one release
+ *   PATCH  /:version                          {notes?, minAppVersion?, prerelease?, publishedAt?}
+ *   DELETE /:version
+ *   PUT    /:version/assets/:name             upload the raw request body as that asset (streamed into the mirror)
+ *   POST   /:version/assets                   {name, url}: an asset known by its upstream address ("" = unavailable)
+ *   PATCH  /:version/assets/:asset            operator classification {platform?, arch?, fileType?} (asset id or name)
+ *   DELETE /:version/assets/:asset
+ *   GET    /:version/assets/:asset/downloads  downloads per UTC day
+ */
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps";
+import { AppError } from "../errors";
+import { checkAssetName, checkUpstreamUrl } from "../site/release-catalog";
+import { assetView, releaseView, sortNewestFirst } from "../site/release-view";
 
-export function releasesApi(_deps: AppDeps) {
-  return new Elysia({ name: "admin-releases", prefix: "/admin/api/releases" });
+const Meta = {
+  notes: t.Optional(t.String({ maxLength: 100_000 })),
+  minAppVersion: t.Optional(t.String({ maxLength: 256 })),
+  prerelease: t.Optional(t.Boolean()),
+  publishedAt: t.Optional(t.String({ maxLength: 64 })),
+};
+
+const UrlAsset = t.Object({ name: t.String({ minLength: 1, maxLength: 255 }), url: t.String({ maxLength: 4096 }) }, { additionalProperties: false });
+
+const CreateInput = t.Object(
+  { version: t.String({ minLength: 1, maxLength: 256 }), ...Meta, assets: t.Optional(t.Array(UrlAsset, { maxItems: 500 })) },
+  { additionalProperties: false },
+);
+const UpdateInput = t.Object(Meta, { additionalProperties: false });
+const ClassifyInput = t.Object(
+  {
+    platform: t.Optional(t.String({ maxLength: 32 })),
+    arch: t.Optional(t.String({ maxLength: 32 })),
+    fileType: t.Optional(t.String({ maxLength: 32 })),
+  },
+  { additionalProperties: false },
+);
+const SyncInput = t.Object(
+  {
+    github: t.Optional(t.String({ maxLength: 201 })),
+    apiUrl: t.Optional(t.String({ maxLength: 2048 })),
+    token: t.Optional(t.String({ maxLength: 1024 })),
+    prereleases: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export function releasesApi(deps: AppDeps) {
+  const { catalog, store, sync } = deps.releases;
+  const view = (version: string) => releaseView(catalog.find(version));
+
+  return new Elysia({ name: "admin-releases", prefix: "/admin/api/releases" })
+    .get("/", () => ({ object: "list", data: sortNewestFirst(store.list()).map(releaseView) }))
+    .post(
+      "/",
+      async ({ body, set }) => {
+        const { assets = [], version, ...meta } = body;
+        // Every asset is checked before the release exists, so a bad one leaves nothing half-made.
+        for (const a of assets) checkAssetName(a.name), checkUpstreamUrl(a.url);
+        const release = catalog.create(version, meta, true);
+        for (const a of assets) await catalog.addUrlAsset(release.version, a.name, a.url);
+        set.status = 201;
+        return view(release.version);
+      },
+      { body: CreateInput },
+    )
+    .get("/sync", () => {
+      const configured = deps.releases.configuredSync();
+      return {
+        running: sync.isRunning,
+        configured: configured
+          ? { github: configured.repo, apiUrl: configured.apiUrl, prereleases: configured.prereleases, intervalMinutes: deps.config.syncIntervalMinutes }
+          : null,
+        last: sync.lastReport(),
+      };
+    })
+    .post(
+      "/sync",
+      async ({ body }) => {
+        const configured = deps.releases.configuredSync();
+        const repo = body?.github ?? configured?.repo;
+        if (!repo) throw new AppError("invalid_request", "No repository: pass 'github' (OWNER/REPO) or set GANTRY_SYNC_GITHUB.", { param: "github" });
+        return sync.run({
+          repo,
+          apiUrl: body?.apiUrl ?? configured?.apiUrl,
+          token: body?.token ?? configured?.token,
+          prereleases: body?.prereleases ?? configured?.prereleases ?? false,
+        });
+      },
+      { body: t.Optional(SyncInput) },
+    )
+    .get("/:version", ({ params }) => view(params.version))
+    .patch("/:version", ({ params, body }) => releaseView(catalog.update(params.version, body)), { body: UpdateInput })
+    .delete("/:version", async ({ params, set }) => {
+      await catalog.delete(params.version);
+      set.status = 204;
+      return null;
+    })
+    .put(
+      "/:version/assets/:name",
+      async ({ params, request, set }) => {
+        if (!request.body) throw new AppError("invalid_request", "The request body (the file's bytes) is empty.");
+        const declared = request.headers.get("content-length");
+        const expected = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
+        const asset = await catalog.upload(params.version, params.name, request.body, expected);
+        set.status = 201;
+        return assetView(asset);
+      },
+      // The body is the file itself, streamed to the mirror: no parsing, no buffering.
+      { parse: "none" },
+    )
+    .post(
+      "/:version/assets",
+      async ({ params, body, set }) => {
+        const asset = await catalog.addUrlAsset(params.version, body.name, body.url);
+        set.status = 201;
+        return assetView(asset);
+      },
+      { body: UrlAsset },
+    )
+    .patch("/:version/assets/:asset", ({ params, body }) => assetView(catalog.classify(params.version, params.asset, body)), {
+      body: ClassifyInput,
+    })
+    .delete("/:version/assets/:asset", async ({ params, set }) => {
+      await catalog.deleteAsset(params.version, params.asset);
+      set.status = 204;
+      return null;
+    })
+    .get("/:version/assets/:asset/downloads", ({ params }) => {
+      const asset = catalog.findAsset(catalog.find(params.version), params.asset);
+      return { asset: assetView(asset), daily: store.downloadsByDay(asset.id) };
+    });
 }

@@ -73,7 +73,7 @@ export async function demoCommand(args: string[]): Promise<number> {
   const config = configFrom(flags);
   const { deps, running } = boot(config);
   const { seedDemo } = await import("./demo-seed");
-  const seeded = await seedDemo(deps);
+  const seeded = seedDemo(deps);
   const admin = deps.adminAuth.ensureToken() ?? "(set earlier in this data dir)";
   const base = running.url;
   process.stdout.write(`

@@ -1,0 +1,202 @@
+/**
+ * The external base URL (`scheme://host[:port]`) of a request, for links the site hands out (downloadUrl,
+ * manifest and heartbeat URLs). Pure apart from reading the request's headers and recorded peer address.
+ *
+ * Rules, in order:
+ * 1. GANTRY_PUBLIC_URL (config.publicUrl) wins outright.
+ * 2. X-Forwarded-Host / X-Forwarded-Proto count only when the socket peer is a trusted proxy
+ *    (config.trustedProxies: addresses or CIDR ranges, IPv4 or IPv6). From anyone else they are ignored,
+ *    so a client cannot make us print links to a host of its choosing.
+ * 3. Otherwise the Host header (then the request URL's host).
+ * 4. Scheme, unless a trusted proxy said it: plain http for loopback (`localhost`, `*.localhost`,
+ *    127.0.0.0/8, [::1]); https for a real domain (the spec: "under a real domain it produces HTTPS URLs";
+ *    TLS is expected to terminate in front of us).
+ *    Decision for IP literals and single-label names (`192.168.1.20:8080`, `gantry:8080`): they keep the
+ *    scheme the request actually arrived with. Public CAs almost never certify IP addresses or intranet
+ *    names, so such a host is someone reaching this process directly, and inventing https would hand out
+ *    links that cannot work.
+ */
+import type { Config } from "../config";
+import { peerAddress } from "./client-address";
+
+export interface PublicUrlInput {
+  /** The Host header (may be null for HTTP/1.0 clients). */
+  host: string | null;
+  /** The URL the server built for the request; its scheme is the connection's own. */
+  requestUrl: string;
+  forwardedHost: string | null;
+  forwardedProto: string | null;
+  /** The socket peer address. */
+  peer: string;
+}
+
+export function publicBaseUrl(request: Request, config: Pick<Config, "publicUrl" | "trustedProxies">): string {
+  return resolvePublicBaseUrl(
+    {
+      host: request.headers.get("host"),
+      requestUrl: request.url,
+      forwardedHost: request.headers.get("x-forwarded-host"),
+      forwardedProto: request.headers.get("x-forwarded-proto"),
+      peer: peerAddress(request),
+    },
+    config,
+  );
+}
+
+export function resolvePublicBaseUrl(input: PublicUrlInput, config: Pick<Config, "publicUrl" | "trustedProxies">): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, "");
+
+  const connectionScheme = input.requestUrl.toLowerCase().startsWith("https:") ? "https" : "http";
+  const trusted = isTrustedPeer(input.peer, config.trustedProxies);
+
+  let host: string | null = null;
+  let scheme: "http" | "https" | null = null;
+  if (trusted) {
+    host = validHost(firstListValue(input.forwardedHost));
+    const proto = firstListValue(input.forwardedProto)?.toLowerCase();
+    if (proto === "http" || proto === "https") scheme = proto;
+  }
+  host ??= validHost(input.host) ?? validHost(hostOfUrl(input.requestUrl)) ?? "localhost";
+  scheme ??= schemeForHost(host, connectionScheme);
+  return `${scheme}://${host.toLowerCase()}`;
+}
+
+/** http for loopback, the connection's own scheme for IP literals and single-label names, else https. */
+export function schemeForHost(host: string, connectionScheme: "http" | "https" = "http"): "http" | "https" {
+  const name = hostName(host);
+  if (isLoopbackName(name)) return "http";
+  if (parseIp(name) !== null || !name.includes(".")) return connectionScheme;
+  return "https";
+}
+
+/** `localhost`, `*.localhost` (RFC 6761), 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopbackName(name: string): boolean {
+  const n = name.toLowerCase().replace(/\.$/, "");
+  if (n === "localhost" || n.endsWith(".localhost")) return true;
+  const ip = parseIp(n);
+  if (!ip) return false;
+  if (ip.kind === 4) return ip.value >> 24n === 127n;
+  return ip.value === 1n;
+}
+
+/** Host part of `host[:port]` / `[v6]:port`, without brackets. */
+function hostName(host: string): string {
+  if (host.startsWith("[")) return host.slice(1, host.indexOf("]"));
+  const colon = host.lastIndexOf(":");
+  return colon >= 0 ? host.slice(0, colon) : host;
+}
+
+function firstListValue(value: string | null): string | null {
+  if (value === null) return null;
+  const first = value.split(",")[0].trim();
+  return first === "" ? null : first;
+}
+
+/**
+ * A Host value we are willing to print in a link: a DNS name or IPv4 address with an optional port, or a
+ * bracketed IPv6 address with an optional port. Anything else (spaces, slashes, `@`, quotes) is refused, so
+ * header junk never ends up in a URL.
+ */
+export function validHost(value: string | null): string | null {
+  if (!value) return null;
+  const v = value.trim();
+  if (v.length > 260) return null;
+  const port = "(?::(\\d{1,5}))?";
+  // Labels also accept `_` (container and intranet names use it, and it is harmless in a URL).
+  const label = "[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9_])?";
+  const name = new RegExp(`^(${label}(?:\\.${label})*\\.?)${port}$`);
+  const v6 = new RegExp(`^\\[([0-9A-Fa-f:.]+)\\]${port}$`);
+  let m = name.exec(v);
+  if (m) return portOk(m[2]) ? v : null;
+  m = v6.exec(v);
+  if (m && parseIp(m[1])?.kind === 6) return portOk(m[2]) ? v : null;
+  return null;
+}
+
+function portOk(port: string | undefined): boolean {
+  return port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
+}
+
+function hostOfUrl(url: string): string | null {
+  try {
+    return new URL(url).host || null;
+  } catch {
+    return null;
+  }
+}
+
+export interface ParsedIp {
+  kind: 4 | 6;
+  /** IPv4 as a 32-bit value; IPv6 as 128 bits. IPv4-mapped IPv6 (`::ffff:a.b.c.d`) comes back as IPv4. */
+  value: bigint;
+}
+
+export function parseIp(text: string): ParsedIp | null {
+  const s = text.trim().replace(/^\[|\]$/g, "");
+  const v4 = parseIpv4(s);
+  if (v4 !== null) return { kind: 4, value: v4 };
+  const v6 = parseIpv6(s.replace(/%.*$/, ""));
+  if (v6 === null) return null;
+  if (v6 >> 32n === 0xffffn) return { kind: 4, value: v6 & 0xffffffffn };
+  return { kind: 6, value: v6 };
+}
+
+function parseIpv4(s: string): bigint | null {
+  const parts = s.split(".");
+  if (parts.length !== 4) return null;
+  let value = 0n;
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return null;
+    value = (value << 8n) | BigInt(p);
+  }
+  return value;
+}
+
+function parseIpv6(s: string): bigint | null {
+  if (!/^[0-9A-Fa-f:.]+$/.test(s) || !s.includes(":")) return null;
+  const halves = s.split("::");
+  if (halves.length > 2) return null;
+  const groups = (part: string): number[] | null => {
+    if (part === "") return [];
+    const out: number[] = [];
+    const items = part.split(":");
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (i === items.length - 1 && item.includes(".")) {
+        const v4 = parseIpv4(item);
+        if (v4 === null) return null;
+        out.push(Number(v4 >> 16n), Number(v4 & 0xffffn));
+      } else if (/^[0-9A-Fa-f]{1,4}$/.test(item)) {
+        out.push(parseInt(item, 16));
+      } else {
+        return null;
+      }
+    }
+    return out;
+  };
+  const head = groups(halves[0]);
+  const tail = halves.length === 2 ? groups(halves[1]) : [];
+  if (!head || !tail) return null;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
+  const all = [...head, ...new Array(missing).fill(0), ...tail];
+  return all.reduce((acc, g) => (acc << 16n) | BigInt(g), 0n);
+}
+
+/** Whether `peer` matches any entry of the trusted-proxy list (`10.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`). */
+export function isTrustedPeer(peer: string, trusted: readonly string[]): boolean {
+  const ip = parseIp(peer);
+  if (!ip) return false;
+  return trusted.some((entry) => ipInRange(ip, entry));
+}
+
+function ipInRange(ip: ParsedIp, entry: string): boolean {
+  const [addr, bitsText] = entry.trim().split("/");
+  const net = parseIp(addr);
+  if (!net || net.kind !== ip.kind) return false;
+  const width = ip.kind === 4 ? 32 : 128;
+  const bits = bitsText === undefined ? width : Number(bitsText);
+  if (!Number.isInteger(bits) || bits < 0 || bits > width) return false;
+  const shift = BigInt(width - bits);
+  return ip.value >> shift === net.value >> shift;
+}

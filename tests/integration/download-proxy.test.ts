@@ -1,0 +1,172 @@
+/**
+ * Proxy fallback of /dl/{token} against a local origin server that behaves like a code host: single ranges
+ * only (multi-range is a 501, as GitHub's front does), redirects, failures.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { startGantry, type Gantry } from "../support/harness";
+
+const SIZE = 200_000;
+const data = crypto.getRandomValues(new Uint8Array(SIZE));
+const sha256 = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+
+interface Seen {
+  path: string;
+  range: string | null;
+  authorization: string | null;
+  cookie: string | null;
+}
+const seen: Seen[] = [];
+let origin: Server<undefined>;
+let originUrl: string;
+let g: Gantry;
+
+beforeAll(async () => {
+  origin = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const url = new URL(req.url);
+      seen.push({ path: url.pathname, range: req.headers.get("range"), authorization: req.headers.get("authorization"), cookie: req.headers.get("cookie") });
+      switch (url.pathname) {
+        case "/redirect":
+          return new Response(null, { status: 302, headers: { location: "/files/app.zip" } });
+        case "/loop":
+          return new Response(null, { status: 302, headers: { location: "/loop" } });
+        case "/missing":
+          return new Response("nope", { status: 404 });
+        case "/ignores-range":
+          return new Response(data);
+        case "/files/app.zip": {
+          const range = req.headers.get("range");
+          if (!range) return new Response(data, { headers: { "content-type": "application/zip" } });
+          if (range.includes(",")) return new Response("multi-range not supported", { status: 501 });
+          const m = /^bytes=(\d*)-(\d*)$/.exec(range)!;
+          let start = Number(m[1]);
+          let end = m[2] === "" ? SIZE - 1 : Math.min(Number(m[2]), SIZE - 1);
+          if (m[1] === "") {
+            start = SIZE - Number(m[2]);
+            end = SIZE - 1;
+          }
+          if (start >= SIZE) return new Response(null, { status: 416, headers: { "content-range": `bytes */${SIZE}` } });
+          return new Response(data.slice(start, end + 1), { status: 206, headers: { "content-range": `bytes ${start}-${end}/${SIZE}` } });
+        }
+      }
+      return new Response("?", { status: 404 });
+    },
+  });
+  originUrl = `http://127.0.0.1:${origin.port}`;
+  g = await startGantry();
+  g.deps.releases.catalog.create("1.0.0", {}, true);
+});
+afterAll(async () => {
+  await g.stop();
+  await origin.stop(true);
+});
+
+async function assetFor(name: string, path: string): Promise<number> {
+  const res = await g.admin("/admin/api/releases/1.0.0/assets", { method: "POST", body: JSON.stringify({ name, url: `${originUrl}${path}` }) });
+  expect(res.status).toBe(201);
+  return (await res.json()).id;
+}
+async function link(id: number): Promise<string> {
+  const res = await fetch(`${g.url}/api/v1/download/${id}`, { redirect: "manual" });
+  expect(res.status).toBe(302);
+  return res.headers.get("location")!;
+}
+const bytes = async (r: Response) => new Uint8Array(await r.arrayBuffer());
+
+describe("proxy fallback", () => {
+  let id: number;
+  beforeAll(async () => {
+    id = await assetFor("web-1.0.0.zip", "/redirect");
+  });
+
+  test("the latest document lists it as proxy with a download URL", async () => {
+    const doc = await (await fetch(`${g.url}/api/v1/latest`)).json();
+    expect(doc.assets.find((a: any) => a.id === id)).toMatchObject({ source: "proxy", downloadUrl: `${g.url}/api/v1/download/${id}`, sha256: "" });
+  });
+
+  test("unknown size: a single range is passed through; the full GET streams the bytes and records the size", async () => {
+    seen.length = 0;
+    const url = await link(id);
+    const part = await fetch(url, { headers: { range: "bytes=10-19", cookie: "session=1" } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-range")).toBe(`bytes 10-19/${SIZE}`);
+    expect(await bytes(part)).toEqual(data.slice(10, 20));
+
+    const full = await fetch(url, { headers: { authorization: "Bearer client-secret", cookie: "a=b" } });
+    expect(full.status).toBe(200);
+    expect(full.headers.get("content-type")).toBe("application/zip");
+    expect(full.headers.get("content-disposition")).toContain('filename="web-1.0.0.zip"');
+    expect(sha256(await bytes(full))).toBe(sha256(data));
+    expect((await fetch(url)).status).toBe(410);
+
+    // Redirects were followed, the client's credentials never forwarded.
+    expect(seen.filter((s) => s.path === "/redirect").length).toBe(2);
+    expect(seen.filter((s) => s.path === "/files/app.zip").map((s) => s.range)).toEqual(["bytes=10-19", null]);
+    expect(seen.every((s) => s.authorization === null && s.cookie === null)).toBe(true);
+
+    const view = await (await g.admin("/admin/api/releases/1.0.0")).json();
+    expect(view.assets.find((a: any) => a.id === id)).toMatchObject({ size: SIZE, downloads: 1, source: "proxy" });
+  });
+
+  test("known size: HEAD and 416 answered locally; multi-range split into single upstream ranges", async () => {
+    const url = await link(id);
+    seen.length = 0;
+    const head = await fetch(url, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe(String(SIZE));
+    const outside = await fetch(url, { headers: { range: `bytes=${SIZE}-` } });
+    expect(outside.status).toBe(416);
+    expect(outside.headers.get("content-range")).toBe(`bytes */${SIZE}`);
+    expect(seen).toEqual([]);
+
+    const res = await fetch(url, { headers: { range: "bytes=0-4,100-109,-3" } });
+    expect(res.status).toBe(206);
+    const type = res.headers.get("content-type")!;
+    expect(type).toStartWith("multipart/byteranges; boundary=");
+    const boundary = type.split("boundary=")[1];
+    const text = Buffer.from(await bytes(res)).toString("latin1");
+    const expected = (s: number, e: number) =>
+      `\r\n--${boundary}\r\nContent-Type: application/zip\r\nContent-Range: bytes ${s}-${e}/${SIZE}\r\n\r\n` + Buffer.from(data.slice(s, e + 1)).toString("latin1");
+    expect(text).toBe(expected(0, 4) + expected(100, 109) + expected(SIZE - 3, SIZE - 1) + `\r\n--${boundary}--\r\n`);
+    // The origin never saw a multi-range request (it would answer 501).
+    const ranges = seen.filter((s) => s.path === "/files/app.zip").map((s) => s.range);
+    expect(ranges).toEqual(["bytes=0-4", "bytes=100-109", `bytes=${SIZE - 3}-${SIZE - 1}`]);
+  });
+
+  test("an origin that ignores Range is cut to the range here", async () => {
+    const other = await assetFor("other.zip", "/ignores-range");
+    const url = await link(other);
+    // Learn the size first (unknown-size single range is passed as is and the origin answers 200 = whole file).
+    const whole = await fetch(url, { headers: { range: "bytes=5-9" } });
+    expect(whole.status).toBe(200);
+    expect((await bytes(whole)).length).toBe(SIZE);
+    const url2 = await link(other);
+    const part = await fetch(url2, { headers: { range: "bytes=5-9" } });
+    expect(part.status).toBe(206);
+    expect(await bytes(part)).toEqual(data.slice(5, 10));
+  });
+
+  test("upstream failures are a 502 envelope that never echoes the address", async () => {
+    for (const path of ["/missing", "/loop"]) {
+      const bad = await assetFor(`bad${path.slice(1)}.zip`, path);
+      const res = await fetch(await link(bad));
+      expect(res.status).toBe(502);
+      const body = await res.json();
+      expect(body.error.code).toBe("upstream_unavailable");
+      expect(JSON.stringify(body)).not.toContain(originUrl);
+    }
+    const down = await g.admin("/admin/api/releases/1.0.0/assets", { method: "POST", body: JSON.stringify({ name: "down.zip", url: "http://127.0.0.1:1/x" }) });
+    const res = await fetch(await link((await down.json()).id));
+    expect(res.status).toBe(502);
+  });
+
+  test("only http(s) upstream addresses are accepted", async () => {
+    for (const url of ["file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)", "//example.com/x"]) {
+      const res = await g.admin("/admin/api/releases/1.0.0/assets", { method: "POST", body: JSON.stringify({ name: "x.zip", url }) });
+      expect(res.status).toBe(400);
+    }
+  });
+});
