@@ -92,6 +92,8 @@ export class GatewayCall {
   /** The reply for an error before any byte was sent; settles the call. */
   fail(err: unknown): Response {
     const appErr = isAppError(err) ? err : internalError(this.deps, err, this.requestId);
+    // A caller that went away is what ended the call (the upstream failing is only the consequence).
+    if (this.request.signal?.aborted) this.finish(499, "client_closed");
     this.finish(appErr.status, appErr.code);
     return new Response(JSON.stringify(appErr.toBody()), {
       status: appErr.status,

@@ -7,7 +7,7 @@ import { readJsonObject } from "../http/body";
 import { GatewayCall, SSE_HEADERS, requireModel } from "./call";
 import { collectUpstream } from "./collect-upstream";
 import { IDLE, UpstreamEventSource } from "./event-source";
-import { STREAM_ENDED_EARLY, mapStreamFailure, upstreamStreamError } from "./failure";
+import { mapStreamFailure, upstreamStreamError } from "./failure";
 import { normalizeResponsesRequest } from "./normalize";
 import { functionToolNames } from "./responses-route";
 import { SSE_DONE, SSE_KEEPALIVE, encodeData } from "./sse/encode";
@@ -82,8 +82,13 @@ function streamChunks(
       }
       let out = "";
       for (const o of rewriter.finish()) out += encodeAll(translator.push(o));
+      const failure = source.endFailure;
+      // The upstream's own error was already translated into an error frame; a stream that just stopped gets one
+      // saying so, with the same code a non-streaming caller would get.
+      if (failure && !source.failure) {
+        out += encodeAll(translator.fail({ message: failure.message, type: "upstream_error", code: failure.code }));
+      }
       out += encodeAll(translator.finish());
-      const failure = !source.terminal ? STREAM_ENDED_EARLY : source.failure;
       if (failure) {
         errorCode = failure.code;
         status = mapStreamFailure(failure.code, failure.message).status;

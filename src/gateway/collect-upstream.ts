@@ -5,7 +5,7 @@
 import type { GatewayCall } from "./call";
 import { createResponseCollector } from "./collect";
 import { IDLE, type UpstreamEventSource } from "./event-source";
-import { STREAM_ENDED_EARLY, mapStreamFailure, upstreamStreamError } from "./failure";
+import { mapStreamFailure, upstreamStreamError } from "./failure";
 import type { ResponseObject } from "./responses-types";
 import { createResponsesStreamRewriter } from "./stream-rewrite";
 
@@ -21,7 +21,7 @@ export async function collectUpstream(call: GatewayCall, source: UpstreamEventSo
   } catch (err) {
     throw upstreamStreamError(err);
   }
-  const failure = !source.terminal ? STREAM_ENDED_EARLY : source.failure;
+  const failure = source.endFailure;
   if (failure) {
     const err = mapStreamFailure(failure.code, failure.message);
     call.finish(err.status, err.code, source.usage);

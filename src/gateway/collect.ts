@@ -306,11 +306,12 @@ function payloadSize(items: unknown[]): number {
 
 /** Same rule as openai-node's `addOutputText`: every output_text part of every message item, joined with "". */
 function outputText(output: OutputItem[]): string {
-  const texts: unknown[] = [];
+  const texts: string[] = [];
   for (const item of output) {
-    if (item.type !== "message" || !Array.isArray(item.content)) continue;
+    // The terminal output is the upstream's JSON and may hold anything: a null item, or a text that is no string.
+    if (!isObject(item) || item.type !== "message" || !Array.isArray(item.content)) continue;
     for (const part of item.content as JsonObject[]) {
-      if (part?.type === "output_text") texts.push(part.text);
+      if (part?.type === "output_text" && typeof part.text === "string") texts.push(part.text);
     }
   }
   return texts.join("");

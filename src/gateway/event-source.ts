@@ -5,6 +5,7 @@
  */
 import { createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
 import { streamErrorOf, usageOf } from "./collect";
+import { STREAM_ENDED_EARLY } from "./failure";
 import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "./responses-types";
 
 export const IDLE = Symbol("idle");
@@ -48,6 +49,9 @@ export class UpstreamEventSource {
         if (result.done) break;
         const batch = this.accept(decoder.push(result.value));
         if (batch.length) yield batch;
+        // The terminal event is the end of the response, whether or not the upstream closes the connection
+        // after it (one that keeps it open would otherwise hold the caller until an idle timeout).
+        if (this.terminal) return;
       }
       const rest = this.accept(decoder.end());
       if (rest.length) yield rest;
@@ -59,6 +63,8 @@ export class UpstreamEventSource {
   private accept(events: SseEvent[]): UpstreamEvent[] {
     const out: UpstreamEvent[] = [];
     for (const sse of events) {
+      // Nothing after the terminal event belongs to the response (a trailing [DONE], or noise).
+      if (this.terminal) break;
       const ev = parseStreamEvent(sse);
       if (ev === "done") continue;
       this.observe(ev);
@@ -75,6 +81,14 @@ export class UpstreamEventSource {
       this.usage = usageOf(ev);
     }
     if (!this.failure && (ev.type === "error" || ev.type === "response.failed")) this.failure = streamErrorOf(ev);
+  }
+
+  /**
+   * Once the stream has ended, what went wrong, if anything: the upstream's own in-band failure (an `error`
+   * event, whether or not a `response.failed` followed it), else the stream ending without a terminal event.
+   */
+  get endFailure(): { code: string; message: string } | null {
+    return this.failure ?? (this.terminal === null ? STREAM_ENDED_EARLY : null);
   }
 
   get completed(): boolean {

@@ -6,6 +6,7 @@
  * The input is never mutated. Unchanged nested values are shared with the input, not copied.
  */
 
+import { AppError } from "../errors.ts";
 import type { JsonObject, ResponsesRequest } from "./responses-types.ts";
 
 export interface NormalizeOptions {
@@ -32,10 +33,16 @@ export function normalizeResponsesRequest(body: ResponsesRequest, options: Norma
   if (typeof body.input === "string") {
     out.input = [{ type: "message", role: "user", content: [{ type: "input_text", text: body.input }] }];
   } else if (Array.isArray(body.input)) {
-    out.input = body.input.map(normalizeInputItem);
+    // A message whose content is null carries nothing, and the upstream refuses it ("expected an array of
+    // objects or string, but got null"); an empty parts array is refused too, so the message is dropped.
+    out.input = body.input.filter((it: JsonObject) => !isNullMessage(it)).map(normalizeInputItem);
   }
 
   if (body.instructions == null) out.instructions = options.defaultInstructions;
+  // The upstream takes only a string here; anything else would come back as an upstream 400 the caller cannot read.
+  else if (typeof body.instructions !== "string") {
+    throw new AppError("invalid_request", "'instructions' must be a string.", { param: "instructions" });
+  }
 
   // The upstream runs with store:false, so reasoning can only carry over between turns in encrypted form.
   const include = Array.isArray(body.include) ? body.include : [];
@@ -46,8 +53,12 @@ export function normalizeResponsesRequest(body: ResponsesRequest, options: Norma
 
   // The upstream only streams ("Stream must be set to true"); non-stream callers get an aggregated reply.
   out.stream = true;
+  // The upstream keeps nothing ("Store must be set to false", and the API's default is true): always say so.
+  // The gateway keeps nothing either, so a caller's store:true could never have been honoured.
+  out.store = false;
 
-  const override = Object.hasOwn(options.modelOverrides, body.model) ? options.modelOverrides[body.model] : undefined;
+  const override =
+    typeof body.model === "string" && Object.hasOwn(options.modelOverrides, body.model) ? options.modelOverrides[body.model] : undefined;
   if (override?.reasoningEffort !== undefined) {
     const reasoning = body.reasoning !== null && typeof body.reasoning === "object" ? body.reasoning : {};
     out.reasoning = { ...reasoning, effort: override.reasoningEffort };
@@ -63,18 +74,40 @@ function isMessage(item: JsonObject): boolean {
   return item.type === "message" || (item.type === undefined && typeof item.role === "string");
 }
 
+function isNullMessage(item: JsonObject): boolean {
+  return item !== null && typeof item === "object" && isMessage(item) && item.content === null;
+}
+
 function normalizeInputItem(it: JsonObject): JsonObject {
   if (it === null || typeof it !== "object") return it;
   if (isMessage(it)) return normalizeMessage(it);
   if (it.type === "function_call_output" && it.output !== undefined && typeof it.output !== "string") {
+    // The Responses API takes a string or a list of input content parts (text, image, file); a list of parts
+    // is kept, with chat-style or output-typed text parts retyped. Anything else becomes its JSON text.
+    if (isContentPartList(it.output)) {
+      const output = it.output.map((p) => (TEXT_PART_TYPES.has(p.type) && p.type !== "input_text" ? { ...p, type: "input_text" } : p));
+      return { ...it, output };
+    }
     return { ...it, output: JSON.stringify(it.output) };
   }
   return it;
 }
 
+const OUTPUT_PART_TYPES = new Set(["input_text", "input_image", "input_file", "text", "output_text"]);
+
+/** A non-empty list of typed content parts (text parts with their text), as a tool may return. */
+function isContentPartList(v: unknown): v is JsonObject[] {
+  if (!Array.isArray(v) || v.length === 0) return false;
+  return v.every((p: JsonObject) => {
+    if (p === null || typeof p !== "object" || !OUTPUT_PART_TYPES.has(p.type)) return false;
+    return TEXT_PART_TYPES.has(p.type) ? typeof p.text === "string" : true;
+  });
+}
+
 function normalizeMessage(msg: JsonObject): JsonObject {
   const role = msg.role === "system" ? "developer" : msg.role;
-  const textType = TEXT_TYPE_OF_ROLE[role];
+  // Own keys only: a role such as "constructor" or "hasOwnProperty" must not find Object.prototype members.
+  const textType = typeof role === "string" && Object.hasOwn(TEXT_TYPE_OF_ROLE, role) ? TEXT_TYPE_OF_ROLE[role] : undefined;
   // Unknown role: no text type to apply, so the content is left as the client sent it.
   if (textType === undefined) return role === msg.role ? msg : { ...msg, role };
 

@@ -7,7 +7,7 @@ import { readJsonObject } from "../http/body";
 import { GatewayCall, SSE_HEADERS, optionalBoolean, optionalCount, requireModel } from "./call";
 import { collectUpstream } from "./collect-upstream";
 import { IDLE, UpstreamEventSource } from "./event-source";
-import { STREAM_ENDED_EARLY, failedResponseEvent, mapStreamFailure } from "./failure";
+import { failedResponseEvent, mapStreamFailure } from "./failure";
 import { normalizeResponsesRequest } from "./normalize";
 import { relayRaw } from "./raw-relay";
 import type { ResponsesRequest, ResponsesStreamEvent } from "./responses-types";
@@ -66,8 +66,11 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
   let lastSequence = -1;
   const encode = (ev: ResponsesStreamEvent, rawData: string | null): string => {
     if (typeof ev.sequence_number === "number") lastSequence = ev.sequence_number;
-    // An event the rewriter left alone is forwarded with its original JSON text: no re-serialisation.
-    return rawData !== null ? `event: ${ev.type}\ndata: ${rawData}\n\n` : encodeEvent(ev);
+    // An event the rewriter left alone is forwarded with its original JSON text, no re-serialisation, when that
+    // text fits one `data:` line: upstream JSON spread over several data lines (joined with LF by the decoder)
+    // would otherwise lose its framing, and a line break in the type could forge fields.
+    const oneLine = rawData !== null && !rawData.includes("\n") && !/[\r\n]/.test(ev.type);
+    return oneLine ? `event: ${ev.type}\ndata: ${rawData}\n\n` : encodeEvent(ev);
   };
 
   async function* body(): AsyncGenerator<string> {
@@ -87,13 +90,13 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
       }
       let out = "";
       for (const o of rewriter.finish()) out += encode(o, null);
-      if (!source.terminal) {
-        out += encode(failedResponseEvent(source.snapshot, lastSequence + 1, STREAM_ENDED_EARLY.code, STREAM_ENDED_EARLY.message), null);
-        errorCode = STREAM_ENDED_EARLY.code;
-        status = 502;
-      } else if (source.failure) {
-        errorCode = source.failure.code;
-        status = mapStreamFailure(source.failure.code, source.failure.message).status;
+      const failure = source.endFailure;
+      if (failure) {
+        // No terminal event: the caller still gets one, a response.failed with the next sequence number,
+        // carrying the upstream's own error when it sent one.
+        if (!source.terminal) out += encode(failedResponseEvent(source.snapshot, lastSequence + 1, failure.code, failure.message), null);
+        errorCode = failure.code;
+        status = mapStreamFailure(failure.code, failure.message).status;
       }
       if (out) yield out;
     } catch (err) {

@@ -306,7 +306,14 @@ export function createResponsesStreamRewriter(options: {
     const out: ResponsesStreamEvent[] = [];
     settleAll(out);
     const response = ev.response;
-    if (!changed || response === null || typeof response !== "object" || !Array.isArray(response.output)) {
+    if (response === null || typeof response !== "object" || !Array.isArray(response.output)) {
+      out.push(pass(ev));
+      return out;
+    }
+    // Upstream may send an empty terminal output and leave the items to the stream. Clients that take the
+    // terminal response as the final one (the SDKs' stream helpers do) would then see nothing: fill it in.
+    const emptyButStreamed = response.output.length === 0 && doneItems.length > 0;
+    if (!changed && !emptyButStreamed) {
       out.push(pass(ev));
       return out;
     }
@@ -316,12 +323,9 @@ export function createResponsesStreamRewriter(options: {
 
   /** The terminal output as it is downstream: cleaned message texts, each followed by the calls taken from it. */
   function rewriteOutput(output: unknown[]): unknown[] {
-    const anyInjected = injectedCount > 0;
-    // Upstream may send an empty output and leave it to the stream; an output holding only our calls would then
-    // look complete and hide the message, so rebuild it all from the items as sent.
-    if (output.length === 0) {
-      return anyInjected ? [...doneItems].sort((a, b) => a.index - b.index).map((d) => d.item) : output;
-    }
+    // An empty output is rebuilt from the items as sent (an output holding only our calls would look complete
+    // and hide the message).
+    if (output.length === 0) return [...doneItems].sort((a, b) => a.index - b.index).map((d) => d.item);
     const byId = new Map<unknown, MessageState>();
     for (const msg of messages.values()) if (msg.itemId !== undefined) byId.set(msg.itemId, msg);
     const placed = new Set<MessageState>();

@@ -129,7 +129,8 @@ export function createToolMarkupCleaner(options: { toolNames: ReadonlySet<string
     else out.push({ type: "text", text });
   }
 
-  function run(data: string, out: MarkupPiece[]): void {
+  /** `final`: no more text will come, so nothing is held: what could still have become markup is text. */
+  function run(data: string, out: MarkupPiece[], final = false): void {
     let emitFrom = 0;
     let i = 0;
     let blockStart = 0; // where `tag`'s `<` is in `data`; held blocks always start at 0
@@ -153,8 +154,8 @@ export function createToolMarkupCleaner(options: { toolNames: ReadonlySet<string
           return;
         }
         const s = scanOpenTag(data, lt, lt > 0 ? data[lt - 1] : before);
-        if (s.kind === "more") return hold(lt);
-        if (s.kind === "no") {
+        if (s.kind === "more" && !final) return hold(lt);
+        if (s.kind !== "open") {
           i = lt + 1;
           continue;
         }
@@ -175,12 +176,12 @@ export function createToolMarkupCleaner(options: { toolNames: ReadonlySet<string
           i = blockStart + 1;
           continue;
         }
-        if (k === data.length) {
+        if (k === data.length && !final) {
           resumeAt = k;
           return hold(blockStart);
         }
         const c = data[k];
-        if (c !== "{" && c !== "[" && c !== "<") {
+        if (k === data.length || (c !== "{" && c !== "[" && c !== "<")) {
           reset();
           i = blockStart + 1;
           continue;
@@ -190,6 +191,12 @@ export function createToolMarkupCleaner(options: { toolNames: ReadonlySet<string
       }
 
       const r = findClose(data, resumeAt, tag, depth, limit);
+      if (r.kind === "more" && final) {
+        // Never closed: the opening tag is text, and what follows it is scanned again for blocks of its own.
+        reset();
+        i = blockStart + 1;
+        continue;
+      }
       if (r.kind === "more") {
         resumeAt = r.from;
         depth = r.depth;
@@ -238,11 +245,13 @@ export function createToolMarkupCleaner(options: { toolNames: ReadonlySet<string
       return out;
     },
     flush(): MarkupPiece[] {
-      // Whatever is still withheld never became markup: it goes out unchanged.
-      const out: MarkupPiece[] = held === "" ? [] : [{ type: "text", text: held }];
-      if (held !== "") before = held[held.length - 1];
+      // What is still withheld starts with a block that never closed (or a tag that never completed): that is
+      // text, but complete blocks inside it are still markup, so it is scanned once more with nothing to wait for.
+      const out: MarkupPiece[] = [];
+      const data = held;
       held = "";
       reset();
+      if (data !== "") run(data, out, true);
       return out;
     },
   };

@@ -92,23 +92,26 @@ export class Upstream {
     let attempt = 0;
     for (;;) {
       const started = performance.now();
+      let res: Response | null = null;
       try {
-        const res = await this.fetchWithDeadline(`${this.opts.baseUrl}/responses`, { method: "POST", headers, body }, signal, this.opts.firstByteTimeoutMs);
+        res = await this.fetchWithDeadline(`${this.opts.baseUrl}/responses`, { method: "POST", headers, body }, signal, this.opts.firstByteTimeoutMs);
+      } catch (err) {
+        // Only transport failures (refused connection, no headers in time) are worth another attempt; a caller
+        // that went away is not.
+        const transient = err instanceof AppError && (err.code === "upstream_timeout" || err.code === "upstream_unavailable");
+        if (!transient || signal.aborted || attempt >= this.opts.retries) throw err;
+      }
+      if (res !== null) {
         const ttfbMs = performance.now() - started;
-        if (res.ok || options.raw) {
-          if (options.raw && !res.ok && RETRYABLE_STATUS.has(res.status) && attempt < this.opts.retries) {
-            await res.body?.cancel().catch(() => {});
-          } else {
-            return { response: res, ttfbMs };
-          }
+        const retryable = RETRYABLE_STATUS.has(res.status) && attempt < this.opts.retries;
+        if (res.ok || (options.raw && !retryable)) return { response: res, ttfbMs };
+        if (options.raw) {
+          await res.body?.cancel().catch(() => {});
         } else {
           const text = await readBounded(res);
-          const err = mapUpstreamError(res.status, text, res.headers.get("retry-after"));
-          if (!RETRYABLE_STATUS.has(res.status) || attempt >= this.opts.retries) throw err;
+          // A refusal (4xx, the gateway's credential included) is the same answer however often it is asked.
+          if (!retryable) throw mapUpstreamError(res.status, text, res.headers.get("retry-after"));
         }
-      } catch (err) {
-        if (err instanceof AppError && err.code !== "upstream_error" && err.code !== "upstream_timeout" && err.code !== "upstream_unavailable") throw err;
-        if (signal.aborted || attempt >= this.opts.retries) throw err;
       }
       attempt += 1;
       await sleep(Math.min(4000, 250 * 2 ** (attempt - 1)), signal);

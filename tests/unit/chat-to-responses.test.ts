@@ -272,7 +272,9 @@ describe("sampling, limits and other fields", () => {
       user: "u-1",
       metadata: { team: "a" },
     });
-    expect(request.reasoning).toEqual({ effort: "high" });
+    // A summary is asked for, so reasoning_content deltas can reach the chat client.
+    expect(request.reasoning).toEqual({ effort: "high", summary: "auto" });
+    expect(translate({ reasoning_effort: "none" }).request.reasoning).toEqual({ effort: "none" });
     expect(request).toMatchObject({ temperature: 0.3, top_p: 0.9, user: "u-1", metadata: { team: "a" } });
   });
 

@@ -396,3 +396,17 @@ describe("usageOf", () => {
     expect(usageOf({ type: "response.completed" })).toBeNull();
   });
 });
+
+describe("createResponseCollector: hostile terminal output (property-test regressions)", () => {
+  test("a null item or a text that is not a string in the terminal output does not throw; output_text takes strings only", () => {
+    // Found by tests/property/collect: the terminal `output` is taken as the upstream sent it, and
+    // output_text read `item.type` of a null item (TypeError), and joined non-string texts ({"toString": 0} threw).
+    const output = JSON.parse(
+      '[null, 7, {"type":"message","content":[{"type":"output_text","text":"a"},{"type":"output_text","text":{"toString":0}},{"type":"output_text","text":5},null]}]',
+    );
+    const c = collect([{ type: "response.completed", response: { status: "completed", output } }]);
+    const r = c.result();
+    expect(r.output).toBe(output);
+    expect(r.output_text).toBe("a");
+  });
+});

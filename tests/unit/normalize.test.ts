@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { AppError } from "../../src/errors.ts";
 import { normalizeResponsesRequest, type NormalizeOptions } from "../../src/gateway/normalize.ts";
 import type { JsonObject, ResponsesRequest } from "../../src/gateway/responses-types.ts";
 
@@ -102,6 +103,15 @@ describe("input", () => {
     expect(inputOf(norm({ model: "m", input: [item] }))).toEqual([item]);
   });
 
+  test("a role named like an Object.prototype member is an unknown role, not a text type (property-test regression)", () => {
+    // Found by tests/property/normalize: TEXT_TYPE_OF_ROLE["hasOwnProperty"] used to be a function, and the
+    // content was rewritten into parts whose `type` was that function (dropped by JSON.stringify).
+    for (const role of ["hasOwnProperty", "constructor", "toString", "__proto__"]) {
+      const item = JSON.parse(`{"role":${JSON.stringify(role)},"content":"x"}`);
+      expect(inputOf(norm({ model: "m", input: [item] }))[0]).toBe(item);
+    }
+  });
+
   test("function_call_output with a non-string output is stringified; a string output is kept", () => {
     const out = inputOf(
       norm({
@@ -125,6 +135,44 @@ describe("input", () => {
     expect(out.every((i) => typeof i.output === "string")).toBe(true);
   });
 
+  test("function_call_output with a list of content parts keeps the list; text parts become input_text", () => {
+    const image = { type: "input_image", image_url: "https://example.com/a.png", detail: "auto" };
+    const out = inputOf(
+      norm({
+        model: "m",
+        input: [
+          { type: "function_call_output", call_id: "c1", output: [{ type: "input_text", text: "a" }, { type: "text", text: "b" }, image] },
+          { type: "function_call_output", call_id: "c2", output: [{ type: "output_text", text: "c" }] },
+          // Not a list of parts: a part without its text, an unknown part type, an empty list.
+          { type: "function_call_output", call_id: "c3", output: [{ type: "input_text" }] },
+          { type: "function_call_output", call_id: "c4", output: [{ type: "tool_result", value: 1 }] },
+          { type: "function_call_output", call_id: "c5", output: [] },
+        ],
+      }),
+    );
+    expect(out[0].output).toEqual([{ type: "input_text", text: "a" }, { type: "input_text", text: "b" }, image]);
+    expect(out[1].output).toEqual([{ type: "input_text", text: "c" }]);
+    expect(out.slice(2).map((i) => i.output)).toEqual(['[{"type":"input_text"}]', '[{"type":"tool_result","value":1}]', "[]"]);
+  });
+
+  test("a message with content null is dropped (the upstream refuses null content); other items stay", () => {
+    const out = inputOf(
+      norm({
+        model: "m",
+        input: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: null },
+          { type: "message", role: "system", content: null },
+          { type: "function_call", call_id: "c", name: "f", arguments: "{}", content: null },
+          { role: "user", content: "" },
+        ],
+        tools: [{ type: "function", name: "f" }],
+      }),
+    );
+    expect(out.map((i) => i.type ?? i.role)).toEqual(["user", "function_call", "user"]);
+    expect(out[2].content).toEqual([{ type: "input_text", text: "" }]);
+  });
+
   test("other items (function_call, reasoning, unknown) pass through", () => {
     const items = [
       { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
@@ -145,6 +193,21 @@ describe("instructions", () => {
   test("explicit instructions, even an empty string, are kept", () => {
     expect(norm({ model: "m", instructions: "" }).instructions).toBe("");
     expect(norm({ model: "m", instructions: "Mine." }).instructions).toBe("Mine.");
+  });
+
+  test("instructions that are not a string are a 400 on `instructions` (property-test regression)", () => {
+    // Found by tests/property/normalize: `instructions: false` used to be forwarded as is, for the upstream to refuse.
+    for (const instructions of [false, 0, 42, [], ["a"], { text: "a" }]) {
+      let err: unknown;
+      try {
+        norm({ model: "m", instructions: instructions as unknown as string });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).status).toBe(400);
+      expect((err as AppError).param).toBe("instructions");
+    }
   });
 });
 
@@ -270,6 +333,13 @@ describe("other rules", () => {
     expect(norm({ model: "x", reasoning }, { modelOverrides: { x: {} } }).reasoning).toBe(reasoning);
   });
 
+  test("a model that is not a string finds no override and does not throw (property-test regression)", () => {
+    // Found by tests/property/normalize: Object.hasOwn(overrides, {"toString": ""}) threw a TypeError while
+    // converting the object to a key. (The routes check `model` first; the normaliser must not rely on it.)
+    const model = JSON.parse('{"toString":""}');
+    expect(norm({ model }).reasoning).toBeUndefined();
+  });
+
   test("stripFields are removed, even fields another rule would set", () => {
     const out = norm(
       { model: "m", temperature: 0.2, max_output_tokens: 100, user: "u", top_p: 1 },
@@ -277,6 +347,14 @@ describe("other rules", () => {
     );
     for (const f of ["temperature", "max_output_tokens", "user", "instructions"]) expect(f in out).toBe(false);
     expect(out.top_p).toBe(1);
+  });
+});
+
+describe("store", () => {
+  test("store is always false upstream, whatever the caller sent", () => {
+    expect(norm({ model: "m" }).store).toBe(false);
+    expect(norm({ model: "m", store: true }).store).toBe(false);
+    expect(norm({ model: "m", store: false }).store).toBe(false);
   });
 });
 

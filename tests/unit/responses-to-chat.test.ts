@@ -137,6 +137,20 @@ describe("responsesToChat", () => {
     expect((thrown as AppError).message).toBe("Too long.");
   });
 
+  test("a failed response gets the status a stream failure with the same code gets (caller fault 400, rate limit 429, else 502)", () => {
+    const statusOf = (code: string) => {
+      try {
+        responsesToChat(response([], { status: "failed", error: { code, message: "m" } }), OPTS);
+      } catch (e) {
+        return [(e as AppError).status, (e as AppError).type, (e as AppError).code];
+      }
+      return null;
+    };
+    expect(statusOf("context_length_exceeded")).toEqual([400, "invalid_request_error", "context_length_exceeded"]);
+    expect(statusOf("rate_limit_exceeded")).toEqual([429, "invalid_request_error", "rate_limit_exceeded"]);
+    expect(statusOf("server_error")).toEqual([502, "upstream_error", "server_error"]);
+  });
+
   test("an unfinished response throws", () => {
     expect(() => responsesToChat(response([message("half")], { status: "in_progress" }), OPTS)).toThrow(AppError);
   });
@@ -161,5 +175,38 @@ describe("usageToChat", () => {
       prompt_tokens_details: { cached_tokens: 0 },
       completion_tokens_details: { reasoning_tokens: 0 },
     });
+  });
+});
+
+describe("hostile upstream objects (property-test regressions)", () => {
+  // Found by tests/property/responses-to-chat: each of these threw a TypeError (a 500) instead of a reply or an AppError.
+  const hostile = () => JSON.parse('{"toString": 0}');
+
+  test("null items and parts or summaries that are not arrays are skipped", () => {
+    const output = [null, { type: "message", content: 5 }, { type: "reasoning", summary: {} }, message("ok")] as unknown as OutputItem[];
+    expect(responsesToChat(response(output), OPTS).choices[0].message.content).toBe("ok");
+  });
+
+  test("usage counts that are not numbers count as zero", () => {
+    const usage = { input_tokens: 3, output_tokens: hostile(), total_tokens: hostile() } as unknown as ResponsesUsage;
+    expect(usageToChat(usage)).toEqual({
+      prompt_tokens: 3,
+      completion_tokens: 0,
+      total_tokens: 3,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
+  });
+
+  test("a failed response whose error message or code is not a string still becomes an AppError", () => {
+    let caught: unknown;
+    try {
+      responsesToChat(response([], { status: "failed", error: { code: hostile(), message: hostile() } }), OPTS);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(AppError);
+    expect((caught as AppError).code).toBe("upstream_error");
+    expect((caught as AppError).message).toBe("The upstream response failed.");
   });
 });

@@ -241,6 +241,21 @@ describe("markup in the text", () => {
     expect(output[1].content[0].text).toBe("x");
   });
 
+  test("an empty terminal output is filled from the items even when nothing else changed", () => {
+    const events = upstream([{ kind: "reasoning" }, { kind: "message", deltas: ["plain ", "text"] }], { emptyOutput: true });
+    const { out, sameRef } = rewrite(events);
+    // Everything but the terminal event passes untouched, with upstream's numbering.
+    expect(sameRef.slice(0, -1).every(Boolean)).toBe(true);
+    expect(sameRef.at(-1)).toBe(false);
+    expectSequential(out);
+    const output = terminalOf(out).response.output;
+    expect(output.map((o: { type: string }) => o.type)).toEqual(["reasoning", "message"]);
+    expect(output[1].content[0].text).toBe("plain text");
+    // A stream that had no items keeps its empty output, by reference.
+    const bare = upstream([], { emptyOutput: true });
+    expect(rewrite(bare).sameRef.every(Boolean)).toBe(true);
+  });
+
   test("an incomplete response keeps its status and still lists the recovered call", () => {
     const { out } = rewrite(upstream([{ kind: "message", deltas: [MARKUP] }], { status: "incomplete", terminal: "response.incomplete" }));
     const t = terminalOf(out);

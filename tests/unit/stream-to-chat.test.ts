@@ -242,7 +242,8 @@ describe("endings", () => {
     const t = createChatStreamTranslator({ ...OPTS, includeUsage: true });
     const up = new Upstream().created().message(["partial"]).failed("rate_limit_exceeded", "Slow down.");
     const out = up.events.flatMap((ev) => t.push(ev));
-    expect(out.at(-1)).toEqual({ error: { message: "Slow down.", type: "upstream_error", code: "rate_limit_exceeded", param: null } });
+    // Without a type of its own, the frame gets the type a non-streaming caller would see for that code.
+    expect(out.at(-1)).toEqual({ error: { message: "Slow down.", type: "invalid_request_error", code: "rate_limit_exceeded", param: null } });
     expect(finishReasons(out).filter((r) => r !== null)).toEqual([]);
     expect(t.push({ type: "response.output_text.delta", output_index: 0, content_index: 0, delta: "late" })).toEqual([]);
     expect(t.finish()).toEqual([]);
@@ -252,7 +253,9 @@ describe("endings", () => {
     const nested = run(new Upstream().created().raw("error", { error: { code: "server_error", message: "boom", param: null } }).failed("server_error", "boom"));
     expect(nested.filter((c) => "error" in c)).toEqual([{ error: { message: "boom", type: "upstream_error", code: "server_error", param: null } }]);
     const flat = run(new Upstream().created().raw("error", { code: "invalid_prompt", message: "bad", param: "input" }));
-    expect(flat.at(-1)).toEqual({ error: { message: "bad", type: "upstream_error", code: "invalid_prompt", param: "input" } });
+    expect(flat.at(-1)).toEqual({ error: { message: "bad", type: "invalid_request_error", code: "invalid_prompt", param: "input" } });
+    const typed = run(new Upstream().created().raw("error", { error: { code: "x", type: "server_error", message: "m" } }));
+    expect(typed.at(-1)).toEqual({ error: { message: "m", type: "server_error", code: "x", param: null } });
   });
 
   test("an upstream end without a terminal event is an error, never a stop", () => {
@@ -293,5 +296,35 @@ describe("endings", () => {
     }
     expect(caught).toBeInstanceOf(APIError);
     expect((caught as APIError).message).toContain("The model crashed.");
+  });
+});
+
+describe("hostile events (property-test regressions)", () => {
+  test("a delta or index that is a JSON object is ignored, not a TypeError", () => {
+    // Found by tests/property/stream-to-chat: String({"toString": 0}) and `${{"toString": 0}}` throw, because
+    // JSON.parse makes "toString" an own, non-callable property. Such fields now read like absent ones.
+    const hostile = JSON.parse('{"toString": 0}');
+    const t = createChatStreamTranslator({ ...OPTS, includeUsage: false });
+    t.push({ type: "response.created" });
+    expect(t.push({ type: "response.output_text.delta", output_index: 0, content_index: 0, delta: hostile })).toEqual([]);
+    expect(t.push({ type: "response.refusal.delta", output_index: 0, content_index: 0, delta: [hostile] })).toEqual([]);
+    const out = t.push({ type: "response.output_text.delta", output_index: 0, content_index: hostile, delta: "ok" }) as any[];
+    expect(out.map((c) => c.choices[0].delta)).toEqual([{ content: "ok" }]);
+    expect(t.push({ type: "response.reasoning_summary_text.delta", output_index: 1, summary_index: hostile, delta: "r" })).toHaveLength(1);
+  });
+
+  test("a call with arguments that opens the stream comes after the role chunk", () => {
+    // Found by tests/property/stream-to-chat: with no response.created before it, a call carrying its arguments
+    // (here only in the terminal output) was sent as header, role chunk, arguments: the role must come first.
+    const t = createChatStreamTranslator({ ...OPTS, includeUsage: false });
+    const item = { type: "function_call", call_id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}' };
+    const deltas = (t.push({ type: "response.completed", response: { status: "completed", output: [item] } }) as any[]).map((c) => c.choices[0]);
+    expect(deltas.map((c) => c.delta)).toEqual([
+      { role: "assistant", content: "" },
+      { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } }] },
+      { tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] },
+      {},
+    ]);
+    expect(deltas[3].finish_reason).toBe("tool_calls");
   });
 });

@@ -79,7 +79,10 @@ export function chatToResponses(body: unknown): ChatToResponsesResult {
   if (text !== undefined) request.text = text;
   if (body.reasoning_effort != null) {
     if (typeof body.reasoning_effort !== "string") invalid("`reasoning_effort` must be a string.", "reasoning_effort");
-    request.reasoning = { effort: body.reasoning_effort };
+    // Chat clients read reasoning as `delta.reasoning_content`, which only exists when the upstream streams a
+    // summary; "auto" asks for one ("concise" was refused in practice, LiteLLM notes). No effort, no summary.
+    request.reasoning =
+      body.reasoning_effort === "none" ? { effort: body.reasoning_effort } : { effort: body.reasoning_effort, summary: "auto" };
   }
   for (const field of PASS_THROUGH_FIELDS) {
     if (body[field] != null) request[field] = body[field];

@@ -4,6 +4,7 @@
  */
 
 import { AppError } from "../../errors.ts";
+import { mapStreamFailure } from "../failure.ts";
 import type { ResponseObject, ResponsesUsage } from "../responses-types.ts";
 import type { ChatCompletion, ChatCompletionMessage, ChatFinishReason, ChatToolCall, ChatUsage } from "./chat-types.ts";
 
@@ -13,8 +14,13 @@ export function responsesToChat(
 ): ChatCompletion {
   // A failed or unfinished response must never reach a chat client as a normal `stop`.
   if (response.status === "failed") {
-    const code = response.error?.code || "upstream_error";
-    throw new AppError("upstream_error", response.error?.message || "The upstream response failed.", { rawCode: code });
+    // The same status a failure seen in the stream gets: caller faults (context_length_exceeded, …) are a 400,
+    // upstream rate limits a 429, the rest a 502.
+    // Strings only: the error is the upstream's JSON, and new Error({"toString": 0}) would throw a TypeError.
+    const err = response.error as Record<string, unknown> | null | undefined;
+    const code = typeof err?.code === "string" && err.code !== "" ? err.code : "upstream_error";
+    const message = typeof err?.message === "string" && err.message !== "" ? err.message : "The upstream response failed.";
+    throw mapStreamFailure(code, message);
   }
   if (response.status !== "completed" && response.status !== "incomplete") {
     throw new AppError("upstream_error", `The upstream response did not finish (status ${JSON.stringify(response.status)}).`);
@@ -24,10 +30,12 @@ export function responsesToChat(
   const refusals: string[] = [];
   const reasoning: string[] = [];
   const toolCalls: ChatToolCall[] = [];
-  for (const item of response.output ?? []) {
-    const it = item as Record<string, any>;
+  // The output may come from the upstream's terminal event as is: items and parts are checked before use.
+  for (const item of Array.isArray(response.output) ? response.output : []) {
+    const it = item as Record<string, any> | null;
+    if (it === null || typeof it !== "object") continue;
     if (it.type === "message") {
-      for (const part of it.content ?? []) {
+      for (const part of Array.isArray(it.content) ? it.content : []) {
         if (part?.type === "output_text" && typeof part.text === "string") text.push(part.text);
         else if (part?.type === "refusal" && typeof part.refusal === "string") refusals.push(part.refusal);
       }
@@ -38,7 +46,7 @@ export function responsesToChat(
         function: { name: it.name, arguments: normalizeArguments(it.arguments) },
       });
     } else if (it.type === "reasoning") {
-      for (const part of it.summary ?? []) {
+      for (const part of Array.isArray(it.summary) ? it.summary : []) {
         if (typeof part?.text === "string" && part.text !== "") reasoning.push(part.text);
       }
     }
@@ -84,14 +92,16 @@ export function normalizeArguments(args: unknown): string {
 
 export function usageToChat(u: ResponsesUsage | null | undefined): ChatUsage | null {
   if (!u) return null;
-  const prompt = u.input_tokens ?? 0;
-  const completion = u.output_tokens ?? 0;
+  // Numbers only: usage is the upstream's JSON, and `+` on an object such as {"toString": 0} throws.
+  const count = (v: unknown): number => (typeof v === "number" ? v : 0);
+  const prompt = count(u.input_tokens);
+  const completion = count(u.output_tokens);
   return {
     prompt_tokens: prompt,
     // output_tokens already includes reasoning tokens, exactly like chat's completion_tokens.
     completion_tokens: completion,
-    total_tokens: u.total_tokens ?? prompt + completion,
-    prompt_tokens_details: { cached_tokens: u.input_tokens_details?.cached_tokens ?? 0 },
-    completion_tokens_details: { reasoning_tokens: u.output_tokens_details?.reasoning_tokens ?? 0 },
+    total_tokens: typeof u.total_tokens === "number" ? u.total_tokens : prompt + completion,
+    prompt_tokens_details: { cached_tokens: count(u.input_tokens_details?.cached_tokens) },
+    completion_tokens_details: { reasoning_tokens: count(u.output_tokens_details?.reasoning_tokens) },
   };
 }

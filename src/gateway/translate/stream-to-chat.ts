@@ -9,6 +9,7 @@
 
 import type { ResponsesStreamEvent } from "../responses-types.ts";
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types.ts";
+import { mapStreamFailure } from "../failure.ts";
 import { finishReason, usageToChat } from "./responses-to-chat.ts";
 
 export interface ChatStreamTranslatorOptions {
@@ -90,7 +91,8 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
     const header = chunk({
       tool_calls: [{ index: state.index, id: item.call_id ?? item.id, type: "function", function: { name: item.name, arguments: "" } }],
     });
-    return withOpen([header, ...argsUpTo(outputIndex, item.arguments, true)]);
+    // The header is opened first: argsUpTo opens the turn itself, which would put the role chunk after the header.
+    return [...withOpen([header]), ...argsUpTo(outputIndex, item.arguments, true)];
   }
 
   function argsUpTo(outputIndex: number, piece: unknown, isFull: boolean): Chunk[] {
@@ -170,8 +172,9 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
 
   function upstreamError(err: Record<string, any> | null | undefined, fallback: string): Chunk[] {
     const message = typeof err?.message === "string" && err.message !== "" ? err.message : fallback;
-    const type = typeof err?.type === "string" && err.type !== "" ? err.type : "upstream_error";
     const code = typeof err?.code === "string" && err.code !== "" ? err.code : "upstream_error";
+    // Without a type of its own, the error gets the type a non-streaming caller would see for the same code.
+    const type = typeof err?.type === "string" && err.type !== "" ? err.type : mapStreamFailure(code, message).type;
     const param = typeof err?.param === "string" ? err.param : null;
     return errorFrame(message, type, code, param);
   }
@@ -179,18 +182,23 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
   function push(ev: ResponsesStreamEvent): object[] {
     if (ended || !ev || typeof ev.type !== "string") return [];
     const oi: number = typeof ev.output_index === "number" ? ev.output_index : -1;
+    // Only numbers and strings are read from the payload: String() or a template literal on an arbitrary JSON
+    // object (e.g. {"toString": 0}) throws. The collector reads these fields the same way.
+    const ci: number = typeof ev.content_index === "number" ? ev.content_index : 0;
+    const si: number = typeof ev.summary_index === "number" ? ev.summary_index : 0;
+    const delta = typeof ev.delta === "string" ? ev.delta : "";
     switch (ev.type) {
       case "response.created":
       case "response.in_progress":
         return open();
       case "response.output_text.delta":
-        return textUpTo(`${oi}:${ev.content_index ?? 0}:content`, String(ev.delta ?? ""), "content", false);
+        return textUpTo(`${oi}:${ci}:content`, delta, "content", false);
       case "response.output_text.done":
-        return typeof ev.text === "string" ? textUpTo(`${oi}:${ev.content_index ?? 0}:content`, ev.text, "content", true) : [];
+        return typeof ev.text === "string" ? textUpTo(`${oi}:${ci}:content`, ev.text, "content", true) : [];
       case "response.refusal.delta":
-        return textUpTo(`${oi}:${ev.content_index ?? 0}:refusal`, String(ev.delta ?? ""), "refusal", false);
+        return textUpTo(`${oi}:${ci}:refusal`, delta, "refusal", false);
       case "response.refusal.done":
-        return typeof ev.refusal === "string" ? textUpTo(`${oi}:${ev.content_index ?? 0}:refusal`, ev.refusal, "refusal", true) : [];
+        return typeof ev.refusal === "string" ? textUpTo(`${oi}:${ci}:refusal`, ev.refusal, "refusal", true) : [];
       case "response.output_item.added":
         return ev.item?.type === "function_call" ? startCall(oi, ev.item) : [];
       case "response.function_call_arguments.delta":
@@ -200,9 +208,9 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
       case "response.output_item.done":
         return itemDone(oi, ev.item);
       case "response.reasoning_summary_text.delta":
-        return reasoning(`summary:${oi}:${ev.summary_index ?? 0}`, ev.delta);
+        return reasoning(`summary:${oi}:${si}`, ev.delta);
       case "response.reasoning_text.delta":
-        return reasoning(`text:${oi}:${ev.content_index ?? 0}`, ev.delta);
+        return reasoning(`text:${oi}:${ci}`, ev.delta);
       case "response.completed":
         return close("completed", ev.response);
       case "response.incomplete":
