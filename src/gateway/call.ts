@@ -54,10 +54,21 @@ export class GatewayCall {
     return { "x-request-id": this.requestId, ...this.lease?.headers, ...extra };
   }
 
-  /** Settles exactly once: releases the lease, records usage and the ledger row, logs the request. */
-  finish(status: number, errorCode: string | null, usage: ResponsesUsage | null = null): void {
-    if (this.finished) return;
+  /**
+   * Settles exactly once: releases the lease, records usage and the ledger row, logs the request. The promise
+   * resolves when the ledger row is committed: routes await it before the caller's last bytes, so a reply the
+   * caller received complete is always billed, even if the process dies right after.
+   */
+  finish(status: number, errorCode: string | null, usage: ResponsesUsage | null = null): Promise<void> {
+    if (this.finished) return this.settled;
     this.finished = true;
+    this.settled = this.record(status, errorCode, usage);
+    return this.settled;
+  }
+
+  private settled: Promise<void> = Promise.resolve();
+
+  private record(status: number, errorCode: string | null, usage: ResponsesUsage | null): Promise<void> {
     const tokens = usage ? tokenCounts(usage) : NO_TOKENS;
     const endedAt = performance.now();
     this.deps.metrics?.gatewayRequest(this.endpoint, status, errorCode, (endedAt - this.startedAt) / 1000, this.upstreamTtfbMs);
@@ -73,8 +84,11 @@ export class GatewayCall {
       error: errorCode ?? undefined,
     });
     // Listing models spends no tokens: it is logged and counted, not written to the ledger.
-    if (!this.lease || this.endpoint === "models") return this.lease?.release();
-    this.deps.settler
+    if (!this.lease || this.endpoint === "models") {
+      this.lease?.release();
+      return Promise.resolve();
+    }
+    return this.deps.settler
       .settle(this.lease, {
         requestId: this.requestId,
         endpoint: this.endpoint,

@@ -70,6 +70,7 @@ function streamChunks(
   async function* body(): AsyncGenerator<string> {
     let status = 200;
     let errorCode: string | null = null;
+    let held = "";
     try {
       for await (const batch of source.read()) {
         if (batch === IDLE) {
@@ -78,9 +79,11 @@ function streamChunks(
         }
         let out = "";
         for (const { ev } of batch) for (const o of rewriter.push(ev)) out += encodeAll(translator.push(o));
-        if (out) yield out;
+        // The batch with the terminal event waits for the ledger commit below, with [DONE].
+        if (source.terminal) held += out;
+        else if (out) yield out;
       }
-      let out = "";
+      let out = held;
       for (const o of rewriter.finish()) out += encodeAll(translator.push(o));
       const failure = source.endFailure;
       // The upstream's own error was already translated into an error frame; a stream that just stopped gets one
@@ -93,6 +96,7 @@ function streamChunks(
         errorCode = failure.code;
         status = mapStreamFailure(failure.code, failure.message).status;
       }
+      await call.finish(status, errorCode, source.usage);
       yield out + SSE_DONE;
     } catch (err) {
       if (call.upstreamAbort.signal.aborted) {
@@ -103,7 +107,8 @@ function streamChunks(
       const e = upstreamStreamError(err);
       status = e.status;
       errorCode = e.code;
-      yield encodeAll(translator.fail({ message: e.message, type: e.type, code: e.code })) + SSE_DONE;
+      await call.finish(status, errorCode, source.usage);
+      yield held + encodeAll(translator.fail({ message: e.message, type: e.type, code: e.code })) + SSE_DONE;
     } finally {
       call.upstreamAbort.abort();
       call.finish(status, errorCode, source.usage);

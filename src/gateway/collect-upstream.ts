@@ -24,9 +24,9 @@ export async function collectUpstream(call: GatewayCall, source: UpstreamEventSo
   const failure = source.endFailure;
   if (failure) {
     const err = mapStreamFailure(failure.code, failure.message);
-    call.finish(err.status, err.code, source.usage);
+    await call.finish(err.status, err.code, source.usage);
     throw err;
   }
-  call.finish(200, null, source.usage);
+  await call.finish(200, null, source.usage);
   return collector.result();
 }

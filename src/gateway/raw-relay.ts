@@ -43,25 +43,35 @@ export async function relayRaw(deps: AppDeps, call: GatewayCall, text: string): 
     const textDecoder = new TextDecoder();
     let errorCode: string | null = status >= 400 ? "upstream_status" : null;
     let finalStatus = status;
+    // The bytes that end the reply (the chunk with the terminal event; a JSON body's last chunk) wait for the
+    // ledger commit, so a reply the caller received whole is always billed.
+    let heldJson: Uint8Array | null = null;
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        yield value;
         if (isJson) {
           if (jsonText.length < MAX_JSON_USAGE_SCAN) jsonText += textDecoder.decode(value, { stream: true });
+          if (heldJson) yield heldJson;
+          heldJson = value;
           continue;
         }
+        let terminal = false;
         for (const sse of decoder.push(value)) {
           // Only terminal events carry usage: skip parsing the rest when the event line names its type.
           if (sse.event !== undefined && !TERMINAL_EVENT_TYPES.has(sse.event)) continue;
           try {
             const ev = parseStreamEvent(sse);
-            if (ev !== "done" && TERMINAL_EVENT_TYPES.has(ev.type)) usage = usageOf(ev) ?? usage;
+            if (ev !== "done" && TERMINAL_EVENT_TYPES.has(ev.type)) {
+              usage = usageOf(ev) ?? usage;
+              terminal = true;
+            }
           } catch {
             // Raw callers handle the upstream's own behaviour, malformed events included.
           }
         }
+        if (terminal) await call.finish(finalStatus, errorCode, usage);
+        yield value;
       }
       if (isJson) {
         try {
@@ -70,6 +80,8 @@ export async function relayRaw(deps: AppDeps, call: GatewayCall, text: string): 
         } catch {
           // Not JSON after all: nothing to settle from.
         }
+        await call.finish(finalStatus, errorCode, usage);
+        if (heldJson) yield heldJson;
       }
     } catch (err) {
       finalStatus = call.upstreamAbort.signal.aborted ? 499 : 502;

@@ -76,6 +76,7 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
   async function* body(): AsyncGenerator<string> {
     let status = 200;
     let errorCode: string | null = null;
+    let held = "";
     try {
       for await (const batch of source.read()) {
         if (batch === IDLE) {
@@ -86,9 +87,11 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
         for (const { sse, ev } of batch) {
           for (const o of rewriter.push(ev)) out += encode(o, o === ev ? sse.data : null);
         }
-        if (out) yield out;
+        // The batch with the terminal event waits for the ledger commit below.
+        if (source.terminal) held += out;
+        else if (out) yield out;
       }
-      let out = "";
+      let out = held;
       for (const o of rewriter.finish()) out += encode(o, null);
       const failure = source.endFailure;
       if (failure) {
@@ -98,6 +101,7 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
         errorCode = failure.code;
         status = mapStreamFailure(failure.code, failure.message).status;
       }
+      await call.finish(status, errorCode, source.usage);
       if (out) yield out;
     } catch (err) {
       if (call.upstreamAbort.signal.aborted) {
@@ -109,7 +113,8 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
       const message = err instanceof Error ? err.message : String(err);
       errorCode = "upstream_stream_error";
       status = 502;
-      yield encode(failedResponseEvent(source.snapshot, lastSequence + 1, errorCode, `The upstream stream failed: ${message}`), null);
+      await call.finish(status, errorCode, source.usage);
+      yield held + encode(failedResponseEvent(source.snapshot, lastSequence + 1, errorCode, `The upstream stream failed: ${message}`), null);
     } finally {
       call.upstreamAbort.abort();
       call.finish(status, errorCode, source.usage);

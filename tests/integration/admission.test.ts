@@ -270,3 +270,28 @@ describe("changes made outside the server take effect within one second", () => 
     }
   });
 });
+
+describe("a reply the caller received whole is already billed", () => {
+  const paths: Array<[string, string, Record<string, unknown>, Record<string, string>]> = [
+    ["responses, streamed", "/v1/responses", { model: "demo-mini", input: "x", stream: true }, {}],
+    ["responses, not streamed", "/v1/responses", { model: "demo-mini", input: "x" }, {}],
+    ["chat, streamed", "/v1/chat/completions", { model: "demo-mini", messages: [{ role: "user", content: "x" }], stream: true }, {}],
+    ["chat, not streamed", "/v1/chat/completions", { model: "demo-mini", messages: [{ role: "user", content: "x" }] }, {}],
+    ["raw passthrough", "/v1/responses", { model: "demo-mini", input: "x", stream: true, instructions: "i" }, { "x-upstream-mode": "raw" }],
+  ];
+  for (const [name, path, body, headers] of paths) {
+    test(name, async () => {
+      upstream.setScenario({ kind: "text", text: "billed", usage: { input_tokens: 3, output_tokens: 4, total_tokens: 7 } });
+      const keyName = `billed-${name}-${Math.random()}`;
+      const key = g.createKey({ name: keyName });
+      const id = g.deps.keys.get(keyName)!.id;
+      const res = await fetch(g.url + path, authed(key, body, headers));
+      expect(res.status).toBe(200);
+      await res.text();
+      // No wait and no flush: the row must be committed before the last byte left the server.
+      const rows = g.deps.db.query("SELECT input_tokens, output_tokens, status FROM usage_ledger WHERE key_id = ?").all(id) as any[];
+      expect(rows).toEqual([{ input_tokens: 3, output_tokens: 4, status: 200 }]);
+      upstream.setScenario();
+    });
+  }
+});
