@@ -2,7 +2,7 @@
  * createApp(deps): composes the feature plugins into one Elysia app. It never listens: the server shell
  * (server.ts) and the tests hand it requests.
  */
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import { AppError } from "./errors";
 import type { AppDeps } from "./deps";
 import { errorFromElysia } from "./http/errors";
@@ -12,6 +12,16 @@ import { handleModels } from "./gateway/models";
 import { keysApi } from "./admin/keys-api";
 import { releasesApi } from "./admin/releases-api";
 import { engagementApi } from "./admin/engagement-api";
+import { announcementPreviewApi } from "./admin/announcement-preview-api";
+import { metricsApi } from "./admin/metrics-api";
+import { adminPages } from "./admin/pages";
+import { staticAssets } from "./admin/static-assets";
+import { portalRoutes } from "./portal/routes";
+import { accessGuard } from "./http/access-guard";
+import { openApiRoutes } from "./http/openapi";
+import { GATEWAY_DOCS } from "./http/openapi-contract";
+import { requestLog } from "./http/request-log";
+import { createWebState } from "./http/web-state";
 import { siteRoutes } from "./site/routes";
 import { schemaVersion } from "./store/db";
 import { SCHEMA_VERSION } from "./store/migrations";
@@ -20,29 +30,29 @@ function gatewayRoutes(deps: AppDeps) {
   const app = new Elysia({ name: "gateway" });
   // The gateway reads its own bodies (bounded, and raw mode needs the exact bytes): no framework parsing.
   for (const prefix of ["/v1", ""]) {
-    app.post(`${prefix}/responses`, ({ request }) => handleResponses(deps, request), { parse: "none" });
-    app.post(`${prefix}/chat/completions`, ({ request }) => handleChatCompletions(deps, request), { parse: "none" });
-    app.get(`${prefix}/models`, ({ request }) => handleModels(deps, request));
+    // `detail` documents the body for /openapi.json only; with `parse: "none"` nothing parses or validates it.
+    app.post(`${prefix}/responses`, ({ request }) => handleResponses(deps, request), { parse: "none", detail: GATEWAY_DOCS.responses });
+    app.post(`${prefix}/chat/completions`, ({ request }) => handleChatCompletions(deps, request), { parse: "none", detail: GATEWAY_DOCS.chat });
+    app.get(`${prefix}/models`, ({ request }) => handleModels(deps, request), { detail: GATEWAY_DOCS.models });
   }
   return app;
 }
 
-function adminGuard(deps: AppDeps) {
-  return new Elysia({ name: "admin-guard" }).onBeforeHandle({ as: "global" }, ({ request, path }) => {
-    if (!path.startsWith("/admin/api/")) return;
-    if (!deps.adminAuth.verifyHeader(request.headers.get("authorization"))) {
-      throw new AppError("unauthorized", "The admin API needs 'Authorization: Bearer <admin token>'.");
-    }
-  });
-}
-
 export function createApp(deps: AppDeps) {
-  return new Elysia()
-    .onError(({ code, error }) => {
+  const web = createWebState(deps);
+  const observed = requestLog(deps);
+  let root: AnyElysia | null = null;
+  const app = new Elysia()
+    // First: timing and counting see every request, then access is decided before any routing or parsing.
+    .use(observed.plugin)
+    .use(accessGuard(deps, web, observed.record))
+    .onError(({ code, error, set }) => {
       const err = errorFromElysia(code, error, deps.log);
+      // The status is what the request log and metrics read; the guard's security headers stay on errors.
+      set.status = err.status;
       return new Response(JSON.stringify(err.toBody()), {
         status: err.status,
-        headers: { "content-type": "application/json", ...err.headers },
+        headers: { ...(set.headers as Record<string, string>), "content-type": "application/json", ...err.headers },
       });
     })
     .get("/healthz", () => ({ status: "ok" }))
@@ -56,12 +66,25 @@ export function createApp(deps: AppDeps) {
         return { error: { message: `Not ready: ${(err as Error).message}`, type: "server_error", code: "service_unavailable", param: null } };
       }
     })
+    // Access (admin token, session, or GANTRY_METRICS_PUBLIC) is checked by the guard.
+    .get("/metrics", async () => {
+      if (!deps.metrics) throw new AppError("not_found", "Metrics are not enabled.");
+      const { contentType, body } = await deps.metrics.exposition();
+      return new Response(body, { headers: { "content-type": contentType, "cache-control": "no-store" } });
+    })
     .use(gatewayRoutes(deps))
     .use(siteRoutes(deps))
-    .use(adminGuard(deps))
     .use(keysApi(deps))
     .use(releasesApi(deps))
-    .use(engagementApi(deps));
+    .use(announcementPreviewApi(deps))
+    .use(engagementApi(deps))
+    .use(metricsApi(deps))
+    .use(adminPages(deps, web))
+    .use(portalRoutes(deps, web))
+    .use(staticAssets())
+    .use(openApiRoutes(() => root!));
+  root = app;
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

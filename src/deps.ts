@@ -17,6 +17,7 @@ import { createPriceLookup, createSettler, type Settler } from "./gateway/usage"
 import { createLogger, type Logger } from "./log";
 import { AdminAuth } from "./http/admin-auth";
 import type { Metrics } from "./http/metrics";
+import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
 import { openDatabase } from "./store/db";
 import { GroupCommit } from "./store/group-commit";
 import { KeyStore } from "./store/keys";
@@ -43,6 +44,7 @@ export interface AppDeps {
   adminAuth: AdminAuth;
   releases: ReleaseServices;
   engagement: EngagementServices;
+  /** Always set by createDeps (a Prometheus registry of its own unless DepsOptions.metrics is given). */
   metrics?: Metrics;
   log: Logger;
   now: () => number;
@@ -76,7 +78,13 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
   keyCache.start();
   const limiter = new InProcessLimiter();
   const priceOf = createPriceLookup(config.prices);
-  const settler = createSettler({ ledger: ledgerWriter, priceOf });
+  // Assigned below, once the services its scrape-time values come from exist.
+  let metrics: Metrics | undefined;
+  const settler = createSettler({
+    ledger: ledgerWriter,
+    priceOf,
+    onSettled: (o) => metrics?.tokensSettled(o.tokens.inputTokens, o.tokens.outputTokens),
+  });
   const upstream = new Upstream({
     baseUrl: config.upstreamUrl,
     apiKey: config.upstreamKey,
@@ -89,6 +97,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
   const ctx = { config, db, meta, log, now, fetch: options.fetch ?? fetch };
   const releases = createReleaseServices(ctx);
   const engagement = createEngagementServices(ctx);
+  metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement));
   return {
     config,
     db,
@@ -107,7 +116,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
     adminAuth: new AdminAuth(meta, config.adminToken),
     releases,
     engagement,
-    metrics: options.metrics,
+    metrics,
     log,
     now,
     close() {
@@ -115,6 +124,20 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
       ledgerWriter.close();
       releases.close();
       engagement.close();
+    },
+  };
+}
+
+/** The values /metrics reads at scrape time, from the services that own them. */
+function metricSources(limiter: LimiterStore, releases: ReleaseServices, engagement: EngagementServices): MetricSources {
+  return {
+    inFlight: () => limiter.totalInFlight(),
+    heartbeatsIngested: () => engagement.heartbeats.totals.heartbeats,
+    clientsOnline: () => engagement.stats.online(),
+    downloads: () => releases.store.list().reduce((n, r) => n + r.assets.reduce((m, a) => m + a.downloads, 0), 0),
+    sync: () => {
+      const last = releases.sync.lastReport();
+      return { running: releases.sync.isRunning, lastStatus: last?.status ?? null, lastFinishedAt: last?.finishedAt ?? null };
     },
   };
 }

@@ -13,18 +13,33 @@ export interface RunningServer {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Routes whose replies may stay silent for long (streams, and stream:false calls waiting on the upstream). */
+/**
+ * Routes whose replies may stay silent for long: streams, stream:false calls waiting on the upstream,
+ * downloads, and the back office's release operations (a sync answers when it has mirrored everything;
+ * an upload of a large installer takes minutes).
+ */
 function isLongLived(pathname: string): boolean {
-  return pathname.endsWith("/responses") || pathname.endsWith("/chat/completions") || pathname.startsWith("/dl/");
+  return (
+    pathname.endsWith("/responses") ||
+    pathname.endsWith("/chat/completions") ||
+    pathname.startsWith("/dl/") ||
+    pathname.startsWith("/admin/api/releases")
+  );
 }
+
+/**
+ * Bun's own body limit is only a backstop: every route reads its body with its own bound (the gateway's is
+ * GANTRY_MAX_BODY_BYTES), except release uploads, which stream into the mirror and may be installers of
+ * several GiB. Unauthenticated requests to the admin API are refused before any body is read.
+ */
+const MAX_UPLOAD_BYTES = 8 * 1024 ** 3;
 
 export function startServer(deps: AppDeps, options: { hostname: string; port: number }): RunningServer {
   const app = createApp(deps);
   const server = Bun.serve({
     hostname: options.hostname,
     port: options.port,
-    // Our own limit answers with the error envelope; Bun's is only a backstop above it.
-    maxRequestBodySize: deps.config.maxBodyBytes + 1024 * 1024,
+    maxRequestBodySize: Math.max(deps.config.maxBodyBytes + 1024 * 1024, MAX_UPLOAD_BYTES),
     idleTimeout: 60,
     fetch(request, srv) {
       const { pathname } = new URL(request.url);

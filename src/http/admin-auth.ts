@@ -38,6 +38,11 @@ export class AdminAuth {
     return token;
   }
 
+  /** Identifies the current token (its hash) without revealing it: sessions remember which token made them. */
+  fingerprint(): string | null {
+    return this.hash;
+  }
+
   verifyToken(token: string | null): boolean {
     if (!token || !this.hash) return false;
     return hashesEqual(sha256Hex(token), this.hash);

@@ -27,6 +27,14 @@ export interface UsagePoint {
   cost: number;
 }
 
+export interface LatencyPoint {
+  bucket: number;
+  /** null when no request of the bucket reached the upstream. */
+  avgTtfbMs: number | null;
+  maxTtfbMs: number | null;
+  avgDurationMs: number;
+}
+
 export class LedgerStore {
   private readonly insert;
   private readonly bumpTotals;
@@ -48,8 +56,9 @@ export class LedgerStore {
     this.db.transaction(() => {
       for (const e of entries) {
         const micros = Math.round(e.cost * 1_000_000);
+        // Whole milliseconds: callers may compute `ts` from performance.now() deltas (fractional).
         this.insert.run(
-          e.ts, e.requestId, e.keyId, e.model, e.endpoint, e.status, e.errorCode, e.inputTokens,
+          Math.round(e.ts), e.requestId, e.keyId, e.model, e.endpoint, e.status, e.errorCode, e.inputTokens,
           e.outputTokens, e.reasoningTokens, e.cachedTokens, micros, e.durationMs, e.upstreamTtfbMs,
         );
         if (e.keyId) this.bumpTotals.run(e.inputTokens, e.outputTokens, micros, e.keyId);
@@ -57,16 +66,30 @@ export class LedgerStore {
     })();
   }
 
-  /** Usage grouped in buckets of `bucketMs` since `since`, for one key or all keys. */
+  /**
+   * Usage grouped in buckets of `bucketMs` since `since`, for one key or all keys. The CAST floors rows
+   * written with a fractional `ts` by earlier versions, so they land in their bucket too.
+   */
   series(since: number, bucketMs: number, keyId?: string): UsagePoint[] {
     const rows = this.db
       .query(
-        `SELECT (ts / ?1) * ?1 AS bucket, COUNT(*) AS requests, SUM(status >= 400) AS errors,
+        `SELECT CAST(ts / ?1 AS INTEGER) * ?1 AS bucket, COUNT(*) AS requests, SUM(status >= 400) AS errors,
            SUM(input_tokens) AS inputTokens, SUM(output_tokens) AS outputTokens, SUM(cost_micros) AS micros
          FROM usage_ledger WHERE ts >= ?2 AND (?3 IS NULL OR key_id = ?3) GROUP BY bucket ORDER BY bucket`,
       )
       .all(bucketMs, since, keyId ?? null) as Array<UsagePoint & { micros: number }>;
     return rows.map(({ micros, ...r }) => ({ ...r, cost: micros / 1_000_000 }));
+  }
+
+  /** Upstream time to first byte and total duration per bucket, for the back office's latency chart. */
+  latencySeries(since: number, bucketMs: number): LatencyPoint[] {
+    return this.db
+      .query(
+        `SELECT CAST(ts / ?1 AS INTEGER) * ?1 AS bucket, AVG(upstream_ttfb_ms) AS avgTtfbMs, MAX(upstream_ttfb_ms) AS maxTtfbMs,
+           AVG(duration_ms) AS avgDurationMs
+         FROM usage_ledger WHERE ts >= ?2 GROUP BY bucket ORDER BY bucket`,
+      )
+      .all(bucketMs, since) as LatencyPoint[];
   }
 
   recent(limit: number, keyId?: string): LedgerEntry[] {

@@ -1,0 +1,248 @@
+// Keys: list with status, limits and usage; create (secret shown once, with a copy button), edit limits
+// and model lists, disable/enable, delete; per-key usage over time. Uses /admin/api/keys.
+import { $, api, attempt, clear, confirmDialog, copyText, fmtLimit, fmtNumber, fmtShort, formValues, h, intOrNull, listOf, notify } from "./common.js";
+import { lineChart } from "./charts.js";
+
+let keys = [];
+let editing = null; // the key being edited, or null when creating
+let usageKey = null;
+let usageDays = "30";
+
+const editor = $("#key-editor");
+const form = $("#key-form");
+
+function limitsText(k) {
+  const l = k.limits;
+  const parts = [];
+  if (l.rpm !== null) parts.push(l.rpm + " rpm");
+  if (l.rpd !== null) parts.push(l.rpd + " rpd");
+  if (l.concurrency !== null) parts.push(l.concurrency + " concurrent");
+  if (l.quotaTokens !== null) parts.push(fmtShort(l.quotaTokens) + " tokens");
+  if (l.balance !== null) parts.push("balance " + l.balance);
+  if (l.maxTokens !== null) parts.push("max " + fmtShort(l.maxTokens) + "/req");
+  return parts.length ? parts.join(" · ") : "unlimited";
+}
+
+function modelsText(k) {
+  if (!k.modelMode) return "all";
+  return (k.modelMode === "allow" ? "only " : "not ") + k.models.join(", ");
+}
+
+function remainingText(k) {
+  const u = k.usage;
+  if (u.remainingTokens !== null) return fmtShort(u.remainingTokens) + " tokens";
+  if (u.remainingBalance !== null) return String(u.remainingBalance);
+  return "∞";
+}
+
+function td(label, content, cls) {
+  return h("td", { "data-label": label, class: cls }, content);
+}
+
+function render() {
+  const body = $("#keys-table tbody");
+  if (!keys.length) {
+    clear(body, h("tr", null, h("td", { colspan: 8, class: "muted" }, "No keys yet. Create one with “New key”.")));
+    return;
+  }
+  clear(
+    body,
+    keys.map((k) =>
+      h(
+        "tr",
+        { class: usageKey && usageKey.id === k.id ? "selected" : "", dataset: { id: k.id } },
+        td("Name", [h("strong", null, k.name), h("div", { class: "muted mono" }, k.prefix + "…")]),
+        td("Status", h("span", { class: "badge " + k.status }, k.status)),
+        td("Limits", limitsText(k)),
+        td("Models", modelsText(k)),
+        td("Requests", fmtNumber(k.usage.requests), "num"),
+        td("Tokens", fmtShort(k.usage.tokens), "num"),
+        td("Remaining", remainingText(k), "num"),
+        td(
+          "Actions",
+          h(
+            "div",
+            { class: "row-actions" },
+            h("button", { type: "button", class: "small ghost", onclick: () => showUsage(k) }, "Usage"),
+            h("button", { type: "button", class: "small ghost", onclick: () => openEditor(k) }, "Edit"),
+            h(
+              "button",
+              { type: "button", class: "small ghost", onclick: () => setStatus(k, k.status === "active" ? "disable" : "enable") },
+              k.status === "active" ? "Disable" : "Enable",
+            ),
+            h("button", { type: "button", class: "small danger", onclick: () => remove(k) }, "Delete"),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+async function load() {
+  const data = await attempt(() => api("GET", "/admin/api/keys"));
+  if (!data) return;
+  keys = data.data;
+  render();
+}
+
+function setField(name, value) {
+  const el = form.elements.namedItem(name);
+  if (!el) return;
+  if (el.type === "checkbox") el.checked = !!value;
+  else el.value = value === null || value === undefined ? "" : String(value);
+}
+
+function openEditor(k) {
+  editing = k || null;
+  form.reset();
+  $("#key-editor-title").textContent = k ? "Edit “" + k.name + "”" : "New key";
+  $("#key-save").textContent = k ? "Save changes" : "Create key";
+  for (const el of form.querySelectorAll("[data-edit-only]")) el.hidden = !k;
+  if (k) {
+    setField("name", k.name);
+    for (const f of ["rpm", "rpd", "concurrency", "quotaTokens", "balance", "maxTokens"]) setField(f, k.limits[f]);
+    setField("notBefore", k.notBefore);
+    setField("expiresAt", k.expiresAt);
+    setField("modelMode", k.modelMode || "all");
+    setField("models", k.models.join(", "));
+  }
+  editor.hidden = false;
+  editor.scrollIntoView({ behavior: "smooth", block: "start" });
+  form.elements.namedItem("name").focus();
+}
+
+function payload(v) {
+  const out = {
+    name: v.name,
+    rpm: intOrNull(v.rpm),
+    rpd: intOrNull(v.rpd),
+    concurrency: intOrNull(v.concurrency),
+    quotaTokens: intOrNull(v.quotaTokens),
+    maxTokens: intOrNull(v.maxTokens),
+    balance: v.balance === "" ? null : Number(v.balance),
+    notBefore: v.notBefore || null,
+    expiresAt: v.expiresAt || null,
+  };
+  if (out.balance !== null && !(out.balance >= 0)) throw new Error("Balance must be a number of 0 or more.");
+  const models = listOf(v.models);
+  if (v.modelMode === "allow") out.allowModels = models;
+  else if (v.modelMode === "deny") out.denyModels = models;
+  else if (editing) out.allModels = true;
+  if (editing && v.resetUsage) out.resetUsage = true;
+  return out;
+}
+
+form.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  attempt(async () => {
+    const body = payload(formValues(form));
+    if (editing) {
+      await api("PATCH", "/admin/api/keys/" + encodeURIComponent(editing.id), body);
+      notify("Saved “" + body.name + "”.");
+    } else {
+      const created = await api("POST", "/admin/api/keys", body);
+      showSecret(created);
+    }
+    editor.hidden = true;
+    await load();
+  });
+});
+
+$("#key-cancel").addEventListener("click", () => (editor.hidden = true));
+$("#new-key").addEventListener("click", () => openEditor(null));
+
+/** The secret exists only in this answer: shown once, with a copy button, and never stored by the page. */
+function showSecret(created) {
+  const copy = h("button", { type: "button", class: "small", onclick: (ev) => copyText(created.key, ev.currentTarget) }, "Copy");
+  clear(
+    $("#created"),
+    h(
+      "div",
+      { class: "secret", id: "new-secret" },
+      h("div", null, h("strong", null, "Key “" + created.name + "” created. "), "Copy it now: it is not shown again."),
+      h("code", { id: "new-secret-value" }, created.key),
+      copy,
+      h("button", { type: "button", class: "small ghost", onclick: () => clear($("#created")) }, "Done"),
+    ),
+  );
+}
+
+async function setStatus(k, action) {
+  await attempt(async () => {
+    await api("POST", "/admin/api/keys/" + encodeURIComponent(k.id) + "/" + action);
+    notify((action === "disable" ? "Disabled" : "Enabled") + " “" + k.name + "”.");
+    await load();
+  });
+}
+
+async function remove(k) {
+  if (!(await confirmDialog("Delete the key “" + k.name + "”? Programs using it stop working at once.", "Delete"))) return;
+  await attempt(async () => {
+    await api("DELETE", "/admin/api/keys/" + encodeURIComponent(k.id));
+    notify("Deleted “" + k.name + "”.");
+    if (usageKey && usageKey.id === k.id) $("#key-usage").hidden = true;
+    await load();
+  });
+}
+
+async function showUsage(k) {
+  usageKey = k;
+  render();
+  const data = await attempt(() => api("GET", "/admin/api/keys/" + encodeURIComponent(k.id) + "/usage?days=" + usageDays));
+  if (!data) return;
+  const panel = $("#key-usage");
+  panel.hidden = false;
+  $("#usage-title").textContent = "Usage of “" + k.name + "”";
+  const u = data.key.usage;
+  clear(
+    $("#usage-cards"),
+    [
+      ["Requests", fmtNumber(u.requests)],
+      ["Input tokens", fmtShort(u.inputTokens)],
+      ["Output tokens", fmtShort(u.outputTokens)],
+      ["Remaining quota", u.remainingTokens === null ? fmtLimit(null) : fmtShort(u.remainingTokens)],
+    ].map(([l, v]) => h("div", { class: "card" }, h("div", { class: "label" }, l), h("div", { class: "value" }, v))),
+  );
+  const days = fillDays(data.daily, Number(usageDays));
+  lineChart(
+    $("#usage-chart-tokens"),
+    [
+      { name: "input", points: days.map((d) => ({ x: d.t, y: d.inputTokens })) },
+      { name: "output", points: days.map((d) => ({ x: d.t, y: d.outputTokens })) },
+    ],
+    { label: "Tokens per day", height: 180 },
+  );
+  lineChart(
+    $("#usage-chart-requests"),
+    [
+      { name: "requests", points: days.map((d) => ({ x: d.t, y: d.requests })) },
+      { name: "errors", points: days.map((d) => ({ x: d.t, y: d.errors })) },
+    ],
+    { label: "Requests per day", height: 180 },
+  );
+  panel.scrollIntoView({ behavior: "smooth", block: "start" });
+}
+
+/** The API lists only days with requests; the chart shows every day of the range. */
+function fillDays(daily, n) {
+  const DAY = 86400000;
+  const today = Math.floor(Date.now() / DAY) * DAY;
+  const by = new Map(daily.map((d) => [d.bucket, d]));
+  const out = [];
+  for (let i = n - 1; i >= 0; i--) {
+    const t = today - i * DAY;
+    const d = by.get(t) || { requests: 0, errors: 0, inputTokens: 0, outputTokens: 0 };
+    out.push({ t, requests: d.requests, errors: d.errors, inputTokens: d.inputTokens, outputTokens: d.outputTokens });
+  }
+  return out;
+}
+
+for (const b of document.querySelectorAll("#usage-range button")) {
+  b.addEventListener("click", () => {
+    usageDays = b.dataset.range;
+    for (const o of document.querySelectorAll("#usage-range button")) o.setAttribute("aria-pressed", String(o === b));
+    if (usageKey) showUsage(usageKey);
+  });
+}
+
+load();

@@ -1,0 +1,134 @@
+/**
+ * Who may reach the back office and /metrics, decided before routing (so an unauthenticated request never
+ * gets its body parsed or validated, and cannot tell a bad body from a bad credential):
+ *
+ * - `/admin/api/*`: `Authorization: Bearer <admin token>` (scripts), or a live session cookie (the browser
+ *   UI); with the cookie, every change (any method but GET/HEAD/OPTIONS) also needs the session's CSRF token
+ *   in `X-CSRF-Token` and must not come from another site.
+ * - other `/admin` pages: a live session; a browser without one is sent to the sign-in page.
+ *   `/admin/sign-in` and `/admin/assets/*` are open (they hold no data).
+ * - `/metrics`: the admin token or a session, unless GANTRY_METRICS_PUBLIC=true.
+ *
+ * Wrong admin tokens count against the client address (FailureThrottle); a locked-out address is refused
+ * without its token being checked. Every admin, portal and docs reply gets the security headers.
+ */
+import { Elysia } from "elysia";
+import type { Config } from "../config";
+import type { AppDeps } from "../deps";
+import { AppError, type ErrorCode } from "../errors";
+import { AdminSessions } from "./admin-sessions";
+import { peerAddress } from "./client-address";
+import { publicBaseUrl } from "./public-url";
+import { requestIdOf, type Observed, type RecordRequest } from "./request-log";
+import { NO_STORE, SECURITY_HEADERS } from "./security-headers";
+import type { WebState } from "./web-state";
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+export const CSRF_HEADER = "x-csrf-token";
+
+interface GuardContext extends Observed {
+  set: { headers: Record<string, string | number>; status?: number | string };
+}
+
+function under(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(prefix + "/");
+}
+
+/**
+ * Whether a change comes from another site (defence in depth beside SameSite and the CSRF token). Browsers
+ * send Sec-Fetch-Site; older ones only Origin, compared with our public host (GANTRY_PUBLIC_URL, a trusted
+ * proxy's X-Forwarded-Host, else Host), so a proxy that rewrites Host does not lock operators out.
+ */
+export function isCrossSite(request: Request, config: Pick<Config, "publicUrl" | "trustedProxies">): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null) return site !== "same-origin" && site !== "none";
+  const origin = request.headers.get("origin");
+  if (origin === null) return false;
+  try {
+    return new URL(origin).host !== new URL(publicBaseUrl(request, config)).host;
+  } catch {
+    return true;
+  }
+}
+
+/** Where a signed-out browser asking for `path` is sent; only our own page paths survive as `next`. */
+export function signInLocation(path: string): string {
+  return /^\/admin(\/[a-z-]{1,40})?$/.test(path) && path !== "/admin" ? `/admin/sign-in?next=${encodeURIComponent(path)}` : "/admin/sign-in";
+}
+
+export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest) {
+  const refuse = (ctx: GuardContext, route: string, code: ErrorCode, message: string, headers: Record<string, string> = {}) => {
+    const err = new AppError(code, message, { headers });
+    record(ctx, route, err.status);
+    return new Response(JSON.stringify(err.toBody()), {
+      status: err.status,
+      headers: { ...(ctx.set.headers as Record<string, string>), "content-type": "application/json", ...err.headers },
+    });
+  };
+
+  /** undefined = let the request through; a Response = refused. */
+  const checkBearer = (ctx: GuardContext, route: string, authorization: string): Response | undefined => {
+    const address = peerAddress(ctx.request);
+    const waitMs = web.adminThrottle.retryAfterMs(address);
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      return refuse(ctx, route, "too_many_requests", `Too many wrong admin tokens from this address; try again in ${seconds} s.`, {
+        "retry-after": String(seconds),
+      });
+    }
+    if (deps.adminAuth.verifyHeader(authorization)) {
+      web.adminThrottle.succeed(address);
+      return undefined;
+    }
+    web.adminThrottle.fail(address);
+    return refuse(ctx, route, "unauthorized", "The admin token is not valid.", { "www-authenticate": 'Bearer realm="gantry-admin"' });
+  };
+
+  const secureHeaders = (ctx: GuardContext) => {
+    Object.assign(ctx.set.headers, SECURITY_HEADERS);
+    ctx.set.headers["cache-control"] = NO_STORE;
+    ctx.set.headers["x-request-id"] = requestIdOf(ctx);
+  };
+
+  const adminArea = (ctx: GuardContext): Response | undefined => {
+    const { path, request } = ctx;
+    secureHeaders(ctx);
+    if (path === "/admin/sign-in" || path.startsWith("/admin/assets/")) return undefined;
+    const api = under(path, "/admin/api");
+    const route = api ? "/admin/api/*" : "/admin/*";
+    const authorization = request.headers.get("authorization");
+    if (api && authorization !== null) return checkBearer(ctx, route, authorization);
+
+    const session = web.sessionOf(request);
+    if (!session) {
+      if (!api && (request.method === "GET" || request.method === "HEAD")) {
+        record(ctx, route, 303);
+        return new Response(null, { status: 303, headers: { ...(ctx.set.headers as Record<string, string>), location: signInLocation(path) } });
+      }
+      return refuse(ctx, route, "unauthorized", "Sign in to the back office, or send 'Authorization: Bearer <admin token>'.");
+    }
+    if (SAFE_METHODS.has(request.method)) return undefined;
+    if (isCrossSite(request, deps.config)) return refuse(ctx, route, "forbidden", "Changes must come from the back office's own pages.");
+    if (!AdminSessions.csrfMatches(session, request.headers.get(CSRF_HEADER))) {
+      return refuse(ctx, route, "forbidden", "Missing or wrong CSRF token: reload the page and try again.");
+    }
+    return undefined;
+  };
+
+  const metrics = (ctx: GuardContext): Response | undefined => {
+    const authorization = ctx.request.headers.get("authorization");
+    if (authorization !== null) return checkBearer(ctx, "/metrics", authorization);
+    if (web.sessionOf(ctx.request)) return undefined;
+    return refuse(ctx, "/metrics", "unauthorized", "GET /metrics needs 'Authorization: Bearer <admin token>' (or set GANTRY_METRICS_PUBLIC=true).", {
+      "www-authenticate": 'Bearer realm="gantry-metrics"',
+    });
+  };
+
+  return new Elysia({ name: "access-guard" }).onRequest((context) => {
+    const ctx = context as unknown as GuardContext;
+    const { path } = ctx;
+    if (under(path, "/admin")) return adminArea(ctx);
+    if (under(path, "/portal") || under(path, "/docs")) return void secureHeaders(ctx);
+    if (path === "/metrics" && !deps.config.metricsPublic) return metrics(ctx);
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * Back-office sessions, in memory: a random 256-bit id in an HttpOnly cookie (never the admin token), a
+ * synchronizer CSRF token per session, an idle and an absolute expiry. Ids are kept as their SHA-256, so a
+ * heap dump holds no usable cookie. A restart signs everyone out, which suits a single-binary back office.
+ *
+ * A session remembers which admin token signed it in: when the token is rotated (`gantry admin reset-token`)
+ * every session made with the old one stops working at once.
+ */
+import { hashesEqual, randomToken, sha256Hex } from "../secrets";
+
+export interface AdminSession {
+  csrf: string;
+  createdAt: number;
+  lastSeen: number;
+  tokenFingerprint: string;
+}
+
+export interface SessionOptions {
+  idleMs: number;
+  maxAgeMs: number;
+  maxSessions: number;
+}
+
+export const DEFAULT_SESSIONS: SessionOptions = { idleMs: 2 * 3_600_000, maxAgeMs: 12 * 3_600_000, maxSessions: 1000 };
+
+export class AdminSessions {
+  private readonly sessions = new Map<string, AdminSession>();
+  private readonly options: SessionOptions;
+
+  constructor(
+    private readonly now: () => number,
+    options: Partial<SessionOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_SESSIONS, ...options };
+  }
+
+  create(tokenFingerprint: string): { id: string; session: AdminSession } {
+    const id = randomToken(32);
+    const now = this.now();
+    const session = { csrf: randomToken(32), createdAt: now, lastSeen: now, tokenFingerprint };
+    this.sessions.set(sha256Hex(id), session);
+    if (this.sessions.size > this.options.maxSessions) this.sessions.delete(this.sessions.keys().next().value!);
+    return { id, session };
+  }
+
+  /** The live session of a cookie value (and marks it used), or null. */
+  get(id: string | null, tokenFingerprint: string | null): AdminSession | null {
+    if (!id || id.length > 100 || !tokenFingerprint) return null;
+    const key = sha256Hex(id);
+    const session = this.sessions.get(key);
+    if (!session) return null;
+    const now = this.now();
+    const expired = now - session.lastSeen > this.options.idleMs || now - session.createdAt > this.options.maxAgeMs;
+    if (expired || session.tokenFingerprint !== tokenFingerprint) {
+      this.sessions.delete(key);
+      return null;
+    }
+    session.lastSeen = now;
+    return session;
+  }
+
+  destroy(id: string | null): void {
+    if (id) this.sessions.delete(sha256Hex(id));
+  }
+
+  /** Constant-time comparison of a presented CSRF token with the session's. */
+  static csrfMatches(session: AdminSession, presented: string | null): boolean {
+    if (!presented || presented.length > 100) return false;
+    return hashesEqual(sha256Hex(presented), sha256Hex(session.csrf));
+  }
+}

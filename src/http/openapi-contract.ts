@@ -1,0 +1,370 @@
+/**
+ * Documentation of the public contract (spec/model-gateway.md and spec/site-api.md) for /openapi.json.
+ *
+ * The gateway and most site routes read their own bodies (bounded, raw bytes kept for passthrough), so
+ * Elysia has no body schema to describe them. These TypeBox schemas are documentation only: they are
+ * attached as `detail` (never as `body`/`query`), so Elysia neither parses nor validates anything because
+ * of them. Unknown fields are allowed everywhere, as the gateway passes them on.
+ */
+import { t, type DocumentDecoration, type TSchema } from "elysia";
+
+const open = { additionalProperties: true };
+
+export const ErrorEnvelope = t.Object(
+  {
+    error: t.Object({
+      message: t.String(),
+      type: t.String({ examples: ["invalid_request_error", "authentication_error", "permission_error", "insufficient_quota"] }),
+      code: t.Union([t.String(), t.Null()], { examples: ["invalid_api_key", "rate_limit_rpm", "quota_exceeded"] }),
+      param: t.Union([t.String(), t.Null()]),
+    }),
+  },
+  { description: "Every failure, whatever the endpoint." },
+);
+
+const ContentPart = t.Object({ type: t.String({ examples: ["input_text", "output_text"] }), text: t.String() }, open);
+
+const InputItem = t.Union([
+  t.Object(
+    {
+      type: t.Optional(t.Literal("message")),
+      role: t.String({ examples: ["user", "assistant", "system", "developer"] }),
+      content: t.Union([t.String(), t.Array(ContentPart)]),
+    },
+    { ...open, title: "message" },
+  ),
+  t.Object(
+    { type: t.Literal("function_call"), call_id: t.String(), name: t.String(), arguments: t.String({ description: "JSON text" }) },
+    { ...open, title: "function_call" },
+  ),
+  t.Object(
+    { type: t.Literal("function_call_output"), call_id: t.String(), output: t.String() },
+    { ...open, title: "function_call_output" },
+  ),
+]);
+
+const FunctionTool = t.Object(
+  {
+    type: t.Literal("function"),
+    name: t.String(),
+    description: t.Optional(t.String()),
+    parameters: t.Optional(t.Object({}, { ...open, description: "JSON Schema of the arguments" })),
+  },
+  open,
+);
+
+export const ResponsesRequest = t.Object(
+  {
+    model: t.String({ description: "A model id from GET /v1/models." }),
+    input: t.Union([t.String(), t.Array(InputItem)]),
+    stream: t.Optional(t.Boolean({ description: "false: the gateway still streams upstream and answers with one JSON object." })),
+    instructions: t.Optional(t.String({ description: "Defaults to 'You are a helpful assistant.'" })),
+    tools: t.Optional(t.Array(FunctionTool)),
+    tool_choice: t.Optional(t.Union([t.String(), t.Object({ type: t.Literal("function"), name: t.String() })])),
+    include: t.Optional(t.Array(t.String())),
+    parallel_tool_calls: t.Optional(t.Boolean()),
+    max_output_tokens: t.Optional(t.Integer({ minimum: 1, description: "Checked against the key's max-tokens bound." })),
+    reasoning: t.Optional(t.Object({ effort: t.Optional(t.String()) }, open)),
+  },
+  open,
+);
+
+export const ResponseObject = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("response"),
+    status: t.String({ examples: ["completed", "incomplete", "failed"] }),
+    model: t.String(),
+    output: t.Array(t.Object({ type: t.String() }, open)),
+    usage: t.Optional(
+      t.Object({ input_tokens: t.Integer(), output_tokens: t.Integer(), total_tokens: t.Optional(t.Integer()) }, open),
+    ),
+  },
+  open,
+);
+
+const ChatMessage = t.Object(
+  {
+    role: t.String({ examples: ["system", "user", "assistant", "tool"] }),
+    content: t.Union([
+      t.String(),
+      t.Null(),
+      t.Array(
+        t.Union([
+          t.Object({ type: t.Literal("text"), text: t.String() }),
+          t.Object({ type: t.Literal("image_url"), image_url: t.Object({ url: t.String() }, open) }),
+        ]),
+      ),
+    ]),
+  },
+  open,
+);
+
+export const ChatCompletionsRequest = t.Object(
+  {
+    model: t.String(),
+    messages: t.Array(ChatMessage),
+    stream: t.Optional(t.Boolean()),
+    tools: t.Optional(
+      t.Array(
+        t.Object({
+          type: t.Literal("function"),
+          function: t.Object({ name: t.String(), description: t.Optional(t.String()), parameters: t.Optional(t.Object({}, open)) }, open),
+        }),
+      ),
+    ),
+    tool_choice: t.Optional(t.Union([t.String({ examples: ["auto"] }), t.Object({}, open)])),
+    max_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    max_completion_tokens: t.Optional(t.Integer({ minimum: 1 })),
+  },
+  open,
+);
+
+export const ChatCompletion = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("chat.completion"),
+    created: t.Integer(),
+    model: t.String(),
+    choices: t.Array(
+      t.Object(
+        {
+          index: t.Integer(),
+          message: t.Object(
+            {
+              role: t.Literal("assistant"),
+              content: t.Union([t.String(), t.Null()]),
+              tool_calls: t.Optional(
+                t.Array(t.Object({ id: t.String(), type: t.Literal("function"), function: t.Object({ name: t.String(), arguments: t.String() }) })),
+              ),
+            },
+            open,
+          ),
+          finish_reason: t.Union([t.String(), t.Null()]),
+        },
+        open,
+      ),
+    ),
+    usage: t.Optional(t.Object({ prompt_tokens: t.Integer(), completion_tokens: t.Integer(), total_tokens: t.Integer() }, open)),
+  },
+  open,
+);
+
+export const ModelList = t.Object({
+  object: t.Literal("list"),
+  data: t.Array(t.Object({ id: t.String(), object: t.Literal("model") }, open)),
+});
+
+const LatestAsset = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  platform: t.String({ examples: ["windows", "macos", "linux", "web"] }),
+  arch: t.String({ examples: ["x64", "arm64", "universal"] }),
+  fileType: t.String({ examples: ["exe", "dmg", "AppImage", "zip"] }),
+  sha256: t.String({ description: "`sha256:<hex>`, or empty while unknown" }),
+  size: t.Union([t.Integer(), t.Null()]),
+  source: t.String({ examples: ["mirror", "proxy", "unavailable"] }),
+  downloadUrl: t.String({ description: "Empty when the file cannot be downloaded." }),
+  recommended: t.Boolean(),
+});
+
+export const LatestDocument = t.Object(
+  {
+    schema: t.Literal("app.latest.v1"),
+    version: t.String(),
+    publishedAt: t.String(),
+    notes: t.String(),
+    minAppVersion: t.String(),
+    assets: t.Array(LatestAsset),
+    download: t.Object({}, open),
+    manifest: t.Object({ url: t.String() }, open),
+    heartbeat: t.Object({}, open),
+  },
+  open,
+);
+
+export const LegacyManifest = t.Object(
+  {
+    version: t.String(),
+    name: t.String(),
+    url: t.String(),
+    hash: t.String(),
+    size: t.Union([t.Integer(), t.Null()]),
+    minAppVersion: t.String(),
+    notes: t.String(),
+    pubDate: t.String(),
+  },
+  open,
+);
+
+const AnnouncementItem = t.Object({
+  id: t.Integer(),
+  type: t.String({ examples: ["modal"] }),
+  displayType: t.String({ examples: ["modal"] }),
+  targetSurface: t.Union([t.Literal("client"), t.Literal("home"), t.Literal("all")]),
+  level: t.String({ examples: ["info", "warning", "critical"] }),
+  title: t.String(),
+  body: t.String(),
+  ctaText: t.String(),
+  ctaUrl: t.String(),
+  minVersion: t.String(),
+  maxVersion: t.String({ description: "Empty: no upper bound." }),
+  startAt: t.String({ description: "ISO 8601 UTC" }),
+  expiresAt: t.String({ description: "ISO 8601 UTC; empty: never" }),
+  dismissKey: t.String(),
+  testOnly: t.Boolean(),
+});
+
+export const AnnouncementDocument = t.Object({
+  schema: t.Literal("app.announcements.v1"),
+  surface: t.Union([t.Literal("client"), t.Literal("home")]),
+  announcements: t.Array(AnnouncementItem),
+});
+
+export const Heartbeat = t.Object(
+  {
+    clientId: t.Optional(t.String({ description: "Stable per client; the X-App-Client-ID header is preferred." })),
+    app: t.Optional(t.String()),
+    version: t.Optional(t.String()),
+    platform: t.Optional(t.String()),
+    arch: t.Optional(t.String()),
+    runtime: t.Optional(t.String()),
+    locale: t.Optional(t.String()),
+  },
+  open,
+);
+
+export const HeartbeatReply = t.Object({ ok: t.Boolean(), nextIntervalSeconds: t.Integer(), onlineWindowSeconds: t.Integer() });
+
+/** OpenAPI helpers over TypeBox schemas (which are JSON Schema already). */
+const json = (schema: TSchema, description: string) => ({ description, content: { "application/json": { schema } } });
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), json(ErrorEnvelope, ERROR_TEXT[s] ?? "Error")]));
+const ERROR_TEXT: Record<number, string> = {
+  400: "Invalid request, or max_tokens_exceeded",
+  401: "missing_api_key, invalid_api_key, api_key_expired",
+  403: "api_key_disabled, model_not_allowed",
+  404: "Not found",
+  410: "The link was used or has expired",
+  413: "Body too large",
+  429: "quota_exceeded, rate_limit_rpm, rate_limit_rpd, concurrent_limit (with Retry-After)",
+  502: "Upstream error",
+  503: "Upstream not configured",
+  504: "Upstream timeout",
+};
+const query = (name: string, description: string, schema: TSchema = t.String()) => ({ name, in: "query", required: false, description, schema });
+
+const SSE = { "text/event-stream": { schema: t.String({ description: "Server-sent events; ends with the terminal event." }) } };
+const security = [{ bearerAuth: [] }];
+
+/**
+ * TypeBox schemas are JSON Schema, which is what an OpenAPI schema object is; only their TypeScript types
+ * differ from the openapi-types ones Elysia declares, hence the one cast below.
+ */
+export const GATEWAY_DOCS = {
+  responses: {
+    tags: ["Model gateway"],
+    summary: "Create a response",
+    description:
+      "The native endpoint. The gateway forces streaming upstream and, for `stream: false`, answers with the collected response. " +
+      "`X-Upstream-Mode: raw` (or `X-Upstream-Raw-Passthrough: true`) passes the body through unchanged. Also served at `/responses`.",
+    security,
+    parameters: [
+      { name: "X-Upstream-Mode", in: "header", required: false, schema: t.Literal("raw"), description: "Raw passthrough: no rewriting at all." },
+    ],
+    requestBody: { required: true, content: { "application/json": { schema: ResponsesRequest } } },
+    responses: {
+      "200": { description: "A response object (stream: false) or an event stream (stream: true)", content: { "application/json": { schema: ResponseObject }, ...SSE } },
+      ...errors(400, 401, 403, 413, 429, 502, 503, 504),
+    },
+  },
+  chat: {
+    tags: ["Model gateway"],
+    summary: "Create a chat completion",
+    description: "The compatibility endpoint, translated to and from the Responses API. Also served at `/chat/completions`.",
+    security,
+    requestBody: { required: true, content: { "application/json": { schema: ChatCompletionsRequest } } },
+    responses: {
+      "200": { description: "A chat completion (stream: false) or chunk events (stream: true)", content: { "application/json": { schema: ChatCompletion }, ...SSE } },
+      ...errors(400, 401, 403, 413, 429, 502, 503, 504),
+    },
+  },
+  models: {
+    tags: ["Model gateway"],
+    summary: "List models",
+    description: "Live from the upstream (cached a few seconds), filtered by the key's model permission. Also served at `/models`.",
+    security,
+    responses: { "200": json(ModelList, "The models this key may use"), ...errors(401, 403, 429, 502, 503) },
+  },
+} as unknown as Record<"responses" | "chat" | "models", DocumentDecoration>;
+
+/** Documentation of the site routes, merged by path and method into the generated document. */
+export const SITE_DOCS: Record<string, Record<string, Record<string, unknown>>> = {
+  "/api/v1/latest": {
+    get: {
+      tags: ["Updates"],
+      summary: "Latest release",
+      description: "The newest release with its assets, filtered by the query. Revalidate on every use (ETag).",
+      parameters: [
+        query("platform", "windows, macos, linux, web"),
+        query("arch", "x64, arm64, x86, universal"),
+        query("file_type", "exe, dmg, AppImage, zip, ..."),
+      ],
+      responses: { "200": json(LatestDocument, "The latest-release document"), "304": { description: "Not modified" }, ...errors(400) },
+    },
+  },
+  "/api/v1/download/{assetId}": {
+    get: {
+      tags: ["Updates"],
+      summary: "Download an asset",
+      description: "Redirects to a one-time link `/dl/{token}`; follow the redirect.",
+      responses: { "302": { description: "Location: the one-time link" }, ...errors(404) },
+    },
+  },
+  "/dl/{token}": {
+    get: {
+      tags: ["Updates"],
+      summary: "One-time download link",
+      description: "The asset's bytes, from the mirror or proxied. Supports Range requests (206) and HEAD.",
+      responses: {
+        "200": { description: "The file", content: { "application/octet-stream": { schema: t.String({ format: "binary" }) } } },
+        "206": { description: "The requested range" },
+        ...errors(404, 410),
+      },
+    },
+    head: { tags: ["Updates"], summary: "One-time download link (headers only)", responses: { "200": { description: "Headers of the file" } } },
+  },
+  "/api/v1/announcements": {
+    get: {
+      tags: ["Announcements"],
+      summary: "Announcements for a client or the home page",
+      parameters: [
+        query("surface", "client or home", t.Union([t.Literal("client"), t.Literal("home")])),
+        query("app", "App name"),
+        query("version", "Client version (dotted numeric)"),
+        query("locale", "Language tag, e.g. zh-CN"),
+        query("test", "1 includes test announcements"),
+        query("staging", "1 includes test announcements"),
+      ],
+      responses: { "200": json(AnnouncementDocument, "The announcement document"), "304": { description: "Not modified" }, ...errors(400) },
+    },
+  },
+  "/api/v1/client/heartbeat": {
+    post: {
+      tags: ["Telemetry"],
+      summary: "Client heartbeat",
+      description: "About every 60 s. A client counts as online for 5 minutes after a report.",
+      parameters: [{ name: "X-App-Client-ID", in: "header", required: false, description: "The client's stable id (preferred carrier)", schema: t.String() }],
+      requestBody: { required: true, content: { "application/json": { schema: Heartbeat } } },
+      responses: { "200": json(HeartbeatReply, "Recorded"), ...errors(400, 413) },
+    },
+  },
+  "/update/latest.json": {
+    get: {
+      tags: ["Updates"],
+      summary: "Legacy updater manifest",
+      description: "The latest web-*.zip only, for older clients.",
+      responses: { "200": json(LegacyManifest, "The manifest"), "304": { description: "Not modified" }, ...errors(404) },
+    },
+  },
+};

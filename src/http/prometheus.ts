@@ -1,0 +1,219 @@
+/**
+ * The Prometheus implementation of Metrics (prom-client), one Registry per app instance so tests and a
+ * second app in one process never collide.
+ *
+ * Hot path: label children are looked up in nested Maps keyed by the values we already hold (no string
+ * building, no label objects), so counting a request allocates nothing once its combination was seen.
+ * Values that live elsewhere (in-flight streams, clients online, heartbeats, downloads, sync state) are read
+ * only when Prometheus scrapes, through `collect` callbacks.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { COMMIT, VERSION } from "../version";
+import type { Metrics } from "./metrics";
+
+/** Where the scrape-time values come from; each is read once per scrape. */
+export interface MetricSources {
+  inFlight(): number;
+  heartbeatsIngested(): number;
+  clientsOnline(): number;
+  downloads(): number;
+  sync(): { running: boolean; lastStatus: string | null; lastFinishedAt: string | null };
+}
+
+/** Refusals decided by admission (README "Admission and error codes"); other error codes are not refusals. */
+const ADMISSION_CODES = new Set([
+  "missing_api_key",
+  "invalid_api_key",
+  "api_key_disabled",
+  "api_key_expired",
+  "api_key_not_yet_valid",
+  "model_not_allowed",
+  "max_tokens_exceeded",
+  "quota_exceeded",
+  "rate_limit_rpm",
+  "rate_limit_rpd",
+  "concurrent_limit",
+]);
+
+const SYNC_STATUSES = ["ok", "partial", "failed"] as const;
+
+/** Seconds; gateway calls run from milliseconds (refusals) to many minutes (long streams). */
+const DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const TTFB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120];
+
+/** A two-level cache of label children: no allocation after the first sighting of a combination. */
+function cache2<C>(make: (a: string, b: string) => C) {
+  const outer = new Map<string, Map<string | number, C>>();
+  return (a: string, b: string | number): C => {
+    let inner = outer.get(a);
+    if (!inner) outer.set(a, (inner = new Map()));
+    let child = inner.get(b);
+    if (!child) inner.set(b, (child = make(a, String(b))));
+    return child;
+  };
+}
+
+export function createPrometheusMetrics(sources: MetricSources): Metrics & { registry: Registry } {
+  const registry = new Registry();
+  const registers = [registry];
+
+  const http = new Counter({
+    name: "gantry_http_requests_total",
+    help: "HTTP requests by route template, method and status.",
+    labelNames: ["route", "method", "status"] as const,
+    registers,
+  });
+  const gatewayRequests = new Counter({
+    name: "gantry_gateway_requests_total",
+    help: "Gateway requests by endpoint and status.",
+    labelNames: ["endpoint", "status"] as const,
+    registers,
+  });
+  const refusals = new Counter({
+    name: "gantry_admission_refusals_total",
+    help: "Gateway requests refused by admission, by error code.",
+    labelNames: ["code"] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: "gantry_gateway_request_duration_seconds",
+    help: "Total time of a gateway request, from arrival to the end of its reply.",
+    labelNames: ["endpoint"] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const ttfb = new Histogram({
+    name: "gantry_upstream_ttfb_seconds",
+    help: "Time until the upstream's response headers arrived.",
+    labelNames: ["endpoint"] as const,
+    buckets: TTFB_BUCKETS,
+    registers,
+  });
+  const tokens = new Counter({
+    name: "gantry_tokens_total",
+    help: "Tokens of settled gateway requests, by direction.",
+    labelNames: ["direction"] as const,
+    registers,
+  });
+  const inputTokens = tokens.labels("input");
+  const outputTokens = tokens.labels("output");
+  // Both series exist from the start (at 0), so rate() works from the first scrape.
+  inputTokens.inc(0);
+  outputTokens.inc(0);
+
+  new Gauge({
+    name: "gantry_gateway_in_flight_requests",
+    help: "Gateway requests (streams included) holding a concurrency lease now.",
+    registers,
+    collect() {
+      this.set(sources.inFlight());
+    },
+  });
+  new Counter({
+    name: "gantry_heartbeats_ingested_total",
+    help: "Client heartbeats written since the process started.",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(sources.heartbeatsIngested());
+    },
+  });
+  new Gauge({
+    name: "gantry_clients_online",
+    help: "Distinct clients that reported within the online window (5 minutes).",
+    registers,
+    collect() {
+      this.set(sources.clientsOnline());
+    },
+  });
+  new Counter({
+    name: "gantry_downloads_total",
+    help: "Counted asset downloads of the releases that exist (deleting a release lowers it, read as a reset).",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(sources.downloads());
+    },
+  });
+  new Gauge({
+    name: "gantry_release_sync_running",
+    help: "1 while a release sync runs in this process.",
+    registers,
+    collect() {
+      this.set(sources.sync().running ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "gantry_release_sync_last_status",
+    help: "1 for the status of the last finished release sync (ok, partial, failed), 0 for the others.",
+    labelNames: ["status"] as const,
+    registers,
+    collect() {
+      const last = sources.sync().lastStatus;
+      for (const s of SYNC_STATUSES) this.labels(s).set(last === s ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "gantry_release_sync_last_finished_timestamp_seconds",
+    help: "When the last release sync finished (Unix seconds); 0 if none has.",
+    registers,
+    collect() {
+      const at = sources.sync().lastFinishedAt;
+      const ms = at ? Date.parse(at) : Number.NaN;
+      this.set(Number.isNaN(ms) ? 0 : ms / 1000);
+    },
+  });
+  new Gauge({
+    name: "gantry_build_info",
+    help: "Always 1; the labels name the running build.",
+    labelNames: ["version", "commit"] as const,
+    registers,
+  }).set({ version: VERSION, commit: COMMIT }, 1);
+  new Gauge({
+    name: "gantry_process_start_time_seconds",
+    help: "When this process started (Unix seconds).",
+    registers,
+  }).set(Math.round(Date.now() - performance.now()) / 1000);
+  new Gauge({
+    name: "gantry_process_resident_memory_bytes",
+    help: "Resident memory of this process.",
+    registers,
+    collect() {
+      this.set(process.memoryUsage.rss());
+    },
+  });
+
+  type HttpChild = ReturnType<typeof http.labels>;
+  const httpChild = (() => {
+    const byRoute = new Map<string, (method: string, status: number) => HttpChild>();
+    return (route: string, method: string, status: number) => {
+      let byMethod = byRoute.get(route);
+      if (!byMethod) byRoute.set(route, (byMethod = cache2((m, s) => http.labels(route, m, s))));
+      return byMethod(method, status);
+    };
+  })();
+  const gatewayChild = cache2((endpoint, status) => gatewayRequests.labels(endpoint, status));
+  const refusalChild = cache2((code) => refusals.labels(code));
+  const durationChild = cache2((endpoint) => duration.labels(endpoint));
+  const ttfbChild = cache2((endpoint) => ttfb.labels(endpoint));
+
+  return {
+    registry,
+    gatewayRequest(endpoint, status, errorCode, seconds, upstreamTtfbMs) {
+      gatewayChild(endpoint, status).inc();
+      durationChild(endpoint, "").observe(seconds);
+      if (upstreamTtfbMs !== null) ttfbChild(endpoint, "").observe(upstreamTtfbMs / 1000);
+      if (errorCode !== null && ADMISSION_CODES.has(errorCode)) refusalChild(errorCode, "").inc();
+    },
+    httpRequest(route, method, status) {
+      httpChild(route, method, status).inc();
+    },
+    tokensSettled(input, output) {
+      if (input > 0) inputTokens.inc(input);
+      if (output > 0) outputTokens.inc(output);
+    },
+    async exposition() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Slows down guessing: failures are counted per client address, and after a few free attempts each further
+ * failure locks the address out for twice as long as the one before (1 s, 2 s, 4 s ... up to 15 min). While
+ * locked out, a request is refused WITHOUT checking its credential, so even parallel guesses learn nothing.
+ * A success clears the address; an hour without failures forgets it.
+ *
+ * IPv6 clients are grouped by their /64 (one subscriber usually holds a whole /64, so per-address counting
+ * would be free to evade).
+ */
+import { parseIp } from "./public-url";
+
+export interface ThrottleOptions {
+  freeFailures: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  forgetAfterMs: number;
+  /** Bounds memory under a flood from many addresses: the oldest entries go first. */
+  maxEntries: number;
+}
+
+export const DEFAULT_THROTTLE: ThrottleOptions = {
+  freeFailures: 4,
+  baseDelayMs: 1000,
+  maxDelayMs: 15 * 60_000,
+  forgetAfterMs: 60 * 60_000,
+  maxEntries: 10_000,
+};
+
+interface Entry {
+  failures: number;
+  lastFailure: number;
+}
+
+export class FailureThrottle {
+  private readonly entries = new Map<string, Entry>();
+  private readonly options: ThrottleOptions;
+
+  constructor(
+    private readonly now: () => number,
+    options: Partial<ThrottleOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_THROTTLE, ...options };
+  }
+
+  /** Milliseconds until `address` may try again; 0 = now. */
+  retryAfterMs(address: string): number {
+    const entry = this.live(addressKey(address));
+    if (!entry) return 0;
+    return Math.max(0, entry.lastFailure + this.delayAfter(entry.failures) - this.now());
+  }
+
+  fail(address: string): void {
+    const key = addressKey(address);
+    const entry = this.live(key) ?? { failures: 0, lastFailure: 0 };
+    entry.failures += 1;
+    entry.lastFailure = this.now();
+    // Re-inserting keeps the Map in order of last failure, so eviction drops the stalest.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  succeed(address: string): void {
+    this.entries.delete(addressKey(address));
+  }
+
+  /** The lockout that follows the n-th failure. */
+  delayAfter(failures: number): number {
+    const over = failures - this.options.freeFailures;
+    if (over <= 0) return 0;
+    return Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** Math.min(over - 1, 30));
+  }
+
+  private live(key: string): Entry | null {
+    const entry = this.entries.get(key);
+    if (!entry) return null;
+    if (this.now() - entry.lastFailure > this.options.forgetAfterMs + this.delayAfter(entry.failures)) {
+      this.entries.delete(key);
+      return null;
+    }
+    return entry;
+  }
+}
+
+/** IPv4 as is; IPv6 reduced to its /64. */
+export function addressKey(address: string): string {
+  const ip = parseIp(address);
+  if (!ip || ip.kind === 4) return address;
+  return `v6:${(ip.value >> 64n).toString(16)}`;
+}

@@ -1,0 +1,47 @@
+/**
+ * Browser-facing state of one app instance: admin sessions and the failure throttles of the admin credential
+ * and of the portal. Per app (not per process), so tests and a second app never share lockouts.
+ */
+import type { AppDeps } from "../deps";
+import { AdminSessions, type AdminSession } from "./admin-sessions";
+import { readCookie } from "./cookies";
+import { FailureThrottle } from "./throttle";
+
+/** Over HTTPS the `__Host-` prefix makes the browser refuse the cookie unless it is Secure, host-only and Path=/. */
+export const SESSION_COOKIE = "gantry_admin";
+export const SECURE_SESSION_COOKIE = "__Host-gantry_admin";
+
+export interface WebState {
+  sessions: AdminSessions;
+  /** Failed admin credentials: sign-in form, bearer token on /admin/api and /metrics. */
+  adminThrottle: FailureThrottle;
+  /** Failed keys on the portal. */
+  portalThrottle: FailureThrottle;
+  /** The live session of a request's cookie, or null (looked up once per request, then remembered). */
+  sessionOf(request: Request): AdminSession | null;
+  /** The raw cookie value (for sign-out). */
+  sessionIdOf(request: Request): string | null;
+}
+
+export function createWebState(deps: Pick<AppDeps, "now" | "adminAuth">): WebState {
+  const sessions = new AdminSessions(deps.now);
+  const seen = new WeakMap<Request, AdminSession | null>();
+  const sessionIdOf = (request: Request) => {
+    const header = request.headers.get("cookie");
+    return readCookie(header, SECURE_SESSION_COOKIE) ?? readCookie(header, SESSION_COOKIE);
+  };
+  return {
+    sessions,
+    adminThrottle: new FailureThrottle(deps.now),
+    portalThrottle: new FailureThrottle(deps.now),
+    sessionIdOf,
+    sessionOf(request) {
+      let session = seen.get(request);
+      if (session === undefined) {
+        session = sessions.get(sessionIdOf(request), deps.adminAuth.fingerprint());
+        seen.set(request, session);
+      }
+      return session;
+    },
+  };
+}

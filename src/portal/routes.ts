@@ -1,0 +1,82 @@
+/**
+ * The key holders' portal: GET /portal (a page where a key is pasted) and POST /portal/api/usage, which
+ * authenticates with the key as a bearer token (never in a URL) and answers with that key's own view.
+ *
+ * A wrong key learns nothing: unknown and disabled keys get the same message, and every answer of the usage
+ * endpoint takes at least MIN_ANSWER_MS, so timing does not tell them apart either. Failures are throttled
+ * per client address like the admin sign-in.
+ */
+import { Elysia } from "elysia";
+import type { AppDeps } from "../deps";
+import { AppError } from "../errors";
+import { bearerToken } from "../gateway/admission";
+import { peerAddress } from "../http/client-address";
+import type { WebState } from "../http/web-state";
+import { htmlResponse, standalonePage } from "../admin/layout";
+import { DAY_MS, portalSince, portalView } from "./view";
+
+export const MIN_ANSWER_MS = 300;
+const GENERIC_FAILURE = "This key cannot be shown. Check that you pasted the whole key, or ask whoever gave it to you.";
+
+const PAGE_BODY = `<div class="portal">
+<div class="center" id="entry"><div class="panel box">
+<h1>Your API key</h1>
+<p class="muted">Paste your key to see its limits, allowed models, remaining quota and usage. The key is sent only to this server, in a request header; it is not stored in your browser.</p>
+<noscript><p class="message">This page needs JavaScript.</p></noscript>
+<form id="key-form" method="post" action="/portal" autocomplete="off">
+<label>API key<input id="key-input" name="key" type="password" required maxlength="300" autocomplete="off" spellcheck="false"></label>
+<button type="submit">Show my usage</button>
+</form>
+<p class="message" id="key-error" role="alert" hidden></p>
+</div></div>
+<div id="view" hidden></div>
+</div>`;
+
+function json(value: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+}
+
+function failure(err: AppError): Response {
+  return json(err.toBody(), err.status, err.headers);
+}
+
+export function portalRoutes(deps: AppDeps, web: WebState) {
+  const page = () => htmlResponse(standalonePage({ title: "Key usage · Gantry", assetBase: "/portal/assets", script: "portal.js", body: PAGE_BODY }));
+
+  const answer = (request: Request): Response => {
+    const address = peerAddress(request);
+    const waitMs = web.portalThrottle.retryAfterMs(address);
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      return failure(new AppError("too_many_requests", `Too many attempts from this address; try again in ${seconds} s.`, { headers: { "retry-after": String(seconds) } }));
+    }
+    const secret = bearerToken(request.headers.get("authorization"));
+    // A key created a moment ago may not be in the cache yet (it reloads twice a second).
+    const cached = secret ? (deps.keyCache.lookup(secret) ?? (deps.keyCache.reloadIfChanged() ? deps.keyCache.lookup(secret) : null)) : null;
+    if (!cached || cached.key.status !== "active") {
+      web.portalThrottle.fail(address);
+      return failure(new AppError("invalid_api_key", GENERIC_FAILURE));
+    }
+    web.portalThrottle.succeed(address);
+    const now = deps.now();
+    deps.ledgerWriter.flush();
+    const daily = deps.ledger.series(portalSince(now), DAY_MS, cached.key.id);
+    return json(portalView(cached.key, cached.usage, daily, now));
+  };
+
+  return new Elysia({ name: "portal" })
+    .get("/portal", page, { detail: { hide: true } })
+    // The form's no-JavaScript submit lands here (a POST, so the key is never in a URL); it only shows the page again.
+    .post("/portal", page, { parse: "none", detail: { hide: true } })
+    .post(
+      "/portal/api/usage",
+      async ({ request }) => {
+        const started = performance.now();
+        const response = answer(request);
+        const rest = MIN_ANSWER_MS - (performance.now() - started);
+        if (rest > 0) await Bun.sleep(rest);
+        return response;
+      },
+      { parse: "none", detail: { hide: true } },
+    );
+}

@@ -1,0 +1,307 @@
+/**
+ * The back office's and the portal's security rules, over real HTTP: no page or admin API route answers
+ * without a session or the admin token; changes need the CSRF token; the session cookie's flags; sign-in
+ * guessing is slowed per address; the portal tells a wrong key nothing; the security headers.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app";
+import { ADMIN_NAV } from "../../src/admin/layout";
+import { MIN_ANSWER_MS } from "../../src/portal/routes";
+import { startGantry, TEST_ADMIN_TOKEN, type Gantry } from "../support/harness";
+
+async function signIn(g: Gantry, token = TEST_ADMIN_TOKEN): Promise<{ cookie: string; csrf: string; setCookie: string }> {
+  const res = await fetch(`${g.url}/admin/sign-in`, { method: "POST", body: new URLSearchParams({ token }), redirect: "manual" });
+  expect(res.status).toBe(303);
+  const setCookie = res.headers.get("set-cookie")!;
+  const cookie = setCookie.split(";")[0];
+  const page = await (await fetch(`${g.url}/admin`, { headers: { cookie } })).text();
+  const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(page)![1];
+  return { cookie, csrf, setCookie };
+}
+
+/** Every /admin/api route the app defines, with its path parameters filled in. */
+function adminApiRoutes(g: Gantry): Array<{ method: string; path: string }> {
+  const seen = new Set<string>();
+  const out: Array<{ method: string; path: string }> = [];
+  for (const r of createApp(g.deps).routes) {
+    if (!r.path.startsWith("/admin/api")) continue;
+    const path = r.path.replace(/:[A-Za-z]+/g, "x1");
+    const key = `${r.method} ${path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ method: r.method, path });
+  }
+  return out;
+}
+
+describe("without a session or token", () => {
+  let g: Gantry;
+  beforeAll(async () => {
+    g = await startGantry();
+  });
+  afterAll(() => g.stop());
+
+  test("every back-office page sends the browser to sign in, with no data", async () => {
+    for (const { path } of ADMIN_NAV) {
+      const res = await fetch(g.url + path, { redirect: "manual" });
+      expect(res.status).toBe(303);
+      expect(res.headers.get("location")).toStartWith("/admin/sign-in");
+      expect(await res.text()).toBe("");
+    }
+  });
+
+  test("every /admin/api route refuses with 401, before reading or validating the body", async () => {
+    const routes = adminApiRoutes(g);
+    expect(routes.length).toBeGreaterThan(20);
+    for (const { method, path } of routes) {
+      const hasBody = method !== "GET" && method !== "HEAD";
+      const res = await fetch(g.url + path, {
+        method,
+        headers: hasBody ? { "content-type": "application/json" } : {},
+        body: hasBody ? "{not json" : undefined,
+      });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 401 });
+      if (method !== "HEAD") expect((await res.json()).error.code).toBe("unauthorized");
+    }
+  });
+
+  test("a forged or unknown session cookie is no session", async () => {
+    for (const cookie of ["gantry_admin=forged", `gantry_admin=${TEST_ADMIN_TOKEN}`, "__Host-gantry_admin=x"]) {
+      expect((await fetch(`${g.url}/admin/api/keys`, { headers: { cookie } })).status).toBe(401);
+      expect((await fetch(`${g.url}/admin/keys`, { headers: { cookie }, redirect: "manual" })).status).toBe(303);
+    }
+  });
+
+  test("the sign-in page and the assets are open; the sign-out needs a session", async () => {
+    expect((await fetch(`${g.url}/admin/sign-in`)).status).toBe(200);
+    expect((await fetch(`${g.url}/admin/assets/common.js`)).status).toBe(200);
+    expect((await fetch(`${g.url}/admin/assets/../api/keys`)).status).not.toBe(200);
+    expect((await fetch(`${g.url}/admin/sign-out`, { method: "POST" })).status).toBe(401);
+  });
+});
+
+describe("a signed-in browser", () => {
+  let g: Gantry;
+  let s: { cookie: string; csrf: string; setCookie: string };
+  beforeAll(async () => {
+    g = await startGantry();
+    s = await signIn(g);
+  });
+  afterAll(() => g.stop());
+
+  test("the session cookie is HttpOnly, SameSite=Strict, a random id (never the token)", () => {
+    expect(s.setCookie).toMatch(/^gantry_admin=[A-Za-z0-9_-]{40,}; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(s.setCookie).not.toContain(TEST_ADMIN_TOKEN);
+  });
+
+  test("reads need only the cookie; every page renders with its CSRF meta tag", async () => {
+    expect((await fetch(`${g.url}/admin/api/keys`, { headers: { cookie: s.cookie } })).status).toBe(200);
+    for (const { path } of ADMIN_NAV) {
+      const res = await fetch(g.url + path, { headers: { cookie: s.cookie } });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain(`<meta name="csrf-token" content="${s.csrf}">`);
+    }
+  });
+
+  test("a change without the CSRF token, with a wrong one, or from another site is refused with 403", async () => {
+    const body = JSON.stringify({ name: "csrf-test" });
+    const base = { cookie: s.cookie, "content-type": "application/json" };
+    const attempts: Array<Record<string, string>> = [
+      base,
+      { ...base, "x-csrf-token": "wrong" },
+      { ...base, "x-csrf-token": s.csrf, "sec-fetch-site": "cross-site" },
+      { ...base, "x-csrf-token": s.csrf, origin: "https://evil.example" },
+    ];
+    for (const headers of attempts) {
+      const res = await fetch(`${g.url}/admin/api/keys`, { method: "POST", headers, body });
+      expect(res.status).toBe(403);
+      expect((await res.json()).error.code).toBe("forbidden");
+    }
+    for (const [method, path] of [["DELETE", "/admin/api/keys/x"], ["POST", "/admin/api/releases/sync"], ["PUT", "/admin/api/releases/1.0.0/assets/a.zip"]]) {
+      expect((await fetch(g.url + path, { method, headers: { cookie: s.cookie } })).status).toBe(403);
+    }
+    expect(g.deps.keys.list()).toHaveLength(0);
+    const ok = await fetch(`${g.url}/admin/api/keys`, { method: "POST", headers: { ...base, "x-csrf-token": s.csrf, "sec-fetch-site": "same-origin" }, body });
+    expect(ok.status).toBe(201);
+  });
+
+  test("scripts use the bearer token and need no CSRF token", async () => {
+    const res = await g.admin("/admin/api/keys", { method: "POST", body: JSON.stringify({ name: "script-key" }) });
+    expect(res.status).toBe(201);
+  });
+
+  test("sign-out ends the session on the server", async () => {
+    const own = await signIn(g);
+    const out = await fetch(`${g.url}/admin/sign-out`, { method: "POST", headers: { cookie: own.cookie, "x-csrf-token": own.csrf } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toContain("Max-Age=0");
+    expect((await fetch(`${g.url}/admin/api/keys`, { headers: { cookie: own.cookie } })).status).toBe(401);
+    // Another browser's session is untouched.
+    expect((await fetch(`${g.url}/admin/api/keys`, { headers: { cookie: s.cookie } })).status).toBe(200);
+  });
+
+  test("no open redirect after sign-in", async () => {
+    for (const next of ["https://evil.example", "//evil.example", "/admin/../x"]) {
+      const res = await fetch(`${g.url}/admin/sign-in`, { method: "POST", body: new URLSearchParams({ token: TEST_ADMIN_TOKEN, next }), redirect: "manual" });
+      expect(res.headers.get("location")).toBe("/admin");
+    }
+    const res = await fetch(`${g.url}/admin/sign-in`, { method: "POST", body: new URLSearchParams({ token: TEST_ADMIN_TOKEN, next: "/admin/keys" }), redirect: "manual" });
+    expect(res.headers.get("location")).toBe("/admin/keys");
+  });
+
+  test("security headers on every admin, portal and docs reply", async () => {
+    const replies = [
+      await fetch(`${g.url}/admin/sign-in`),
+      await fetch(`${g.url}/admin/keys`, { headers: { cookie: s.cookie } }),
+      await fetch(`${g.url}/admin/api/keys`, { headers: { cookie: s.cookie } }),
+      await fetch(`${g.url}/admin/api/keys`),
+      await fetch(`${g.url}/admin/api/nope`, { headers: { cookie: s.cookie } }),
+      await fetch(`${g.url}/admin/assets/app.css`),
+      await fetch(`${g.url}/portal`),
+      await fetch(`${g.url}/portal/api/usage`, { method: "POST" }),
+      await fetch(`${g.url}/docs`),
+    ];
+    for (const res of replies) {
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain("unsafe-inline");
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    }
+  });
+
+  test("pages carry no inline script or style and load nothing from elsewhere", async () => {
+    for (const path of [...ADMIN_NAV.map((n) => n.path), "/admin/sign-in", "/portal", "/docs"]) {
+      const html = await (await fetch(g.url + path, { headers: { cookie: s.cookie } })).text();
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+      expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
+      expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    }
+  });
+});
+
+describe("HTTPS", () => {
+  test("behind an https public URL the cookie is Secure and __Host- prefixed", async () => {
+    const g = await startGantry({ config: { publicUrl: "https://gantry.example.com" } });
+    try {
+      const res = await fetch(`${g.url}/admin/sign-in`, { method: "POST", body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }), redirect: "manual" });
+      expect(res.headers.get("set-cookie")).toMatch(/^__Host-gantry_admin=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Secure$/);
+    } finally {
+      await g.stop();
+    }
+  });
+});
+
+describe("guessing the admin token is slowed per address", () => {
+  let g: Gantry;
+  let clock = Date.parse("2025-06-01T00:00:00Z");
+  beforeAll(async () => {
+    g = await startGantry({ now: () => clock });
+  });
+  afterAll(() => g.stop());
+
+  const attempt = (token: string) => fetch(`${g.url}/admin/sign-in`, { method: "POST", body: new URLSearchParams({ token }), redirect: "manual" });
+
+  test("a few mistakes are free, then the address is locked out for growing periods", async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await attempt(`wrong-${i}`);
+      expect(res.status).toBe(401);
+      expect(await res.text()).toContain("That admin token is not valid.");
+    }
+    // Locked: even the right token is not checked now, so parallel guessing learns nothing.
+    const locked = await attempt(TEST_ADMIN_TOKEN);
+    expect(locked.status).toBe(429);
+    expect(locked.headers.get("retry-after")).toBe("1");
+    expect(locked.headers.get("set-cookie")).toBeNull();
+    // The bearer token on the API counts against the same address.
+    expect((await g.admin("/admin/api/keys")).status).toBe(429);
+
+    clock += 1001;
+    expect((await attempt("wrong-again")).status).toBe(401);
+    const longer = await attempt(TEST_ADMIN_TOKEN);
+    expect(longer.status).toBe(429);
+    expect(longer.headers.get("retry-after")).toBe("2");
+
+    clock += 2001;
+    expect((await attempt(TEST_ADMIN_TOKEN)).status).toBe(303);
+    // Success clears the count.
+    expect((await attempt("wrong-after-success")).status).toBe(401);
+    expect((await attempt(TEST_ADMIN_TOKEN)).status).toBe(303);
+  });
+
+  test("wrong bearer tokens on the admin API and /metrics are throttled too", async () => {
+    clock += 3_600_000 * 3;
+    const wrong = (path: string) => fetch(g.url + path, { headers: { authorization: "Bearer wrong" } });
+    for (let i = 0; i < 5; i++) expect((await wrong(i % 2 ? "/metrics" : "/admin/api/keys")).status).toBe(401);
+    expect((await wrong("/admin/api/keys")).status).toBe(429);
+    expect((await g.admin("/admin/api/keys")).status).toBe(429);
+  });
+});
+
+describe("the portal tells a wrong key nothing", () => {
+  let g: Gantry;
+  let good: string;
+  let disabled: string;
+  let other: string;
+  beforeAll(async () => {
+    g = await startGantry();
+    good = g.createKey({ name: "holder", rpm: 60, quotaTokens: 1_000_000, modelMode: "allow", models: ["demo-*"] });
+    disabled = g.createKey({ name: "off", status: "disabled" });
+    other = g.createKey({ name: "someone-else-secret-name" });
+  });
+  afterAll(() => g.stop());
+
+  const usage = (key: string | null, extra: Record<string, string> = {}) =>
+    fetch(`${g.url}/portal/api/usage`, { method: "POST", headers: key === null ? extra : { authorization: `Bearer ${key}`, ...extra } });
+
+  test("unknown, disabled, malformed and missing keys get the same answer, no sooner than a real one", async () => {
+    const answers: Array<{ status: number; body: string; ms: number }> = [];
+    for (const key of ["gk-unknownkeyunknownkeyunknownkey", disabled, "", null]) {
+      const started = performance.now();
+      const res = await usage(key);
+      answers.push({ status: res.status, body: await res.text(), ms: performance.now() - started });
+    }
+    for (const a of answers) {
+      expect(a.status).toBe(401);
+      expect(a.body).toBe(answers[0].body);
+      expect(a.body).not.toContain("off");
+      expect(a.ms).toBeGreaterThanOrEqual(MIN_ANSWER_MS - 5);
+    }
+    const started = performance.now();
+    const ok = await usage(good);
+    expect(ok.status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(MIN_ANSWER_MS - 5);
+  });
+
+  test("a real key sees only itself: limits, models, remaining quota, usage", async () => {
+    const body = await (await usage(good)).json();
+    expect(body.key).toMatchObject({ name: "holder", status: "active", modelMode: "allow", models: ["demo-*"] });
+    expect(body.key.limits).toMatchObject({ rpm: 60, quotaTokens: 1_000_000 });
+    expect(body.key.usage.remainingTokens).toBe(1_000_000);
+    expect(body.daily).toHaveLength(30);
+    expect(body.today).toMatchObject({ requests: 0 });
+    const text = JSON.stringify(body);
+    expect(text).not.toContain("someone-else-secret-name");
+    expect(text).not.toContain(other);
+    expect(text).not.toContain(good);
+    expect(text).not.toMatch(/"hash"|"id":"key_/);
+  });
+
+  test("the key is never accepted in a URL", async () => {
+    expect((await fetch(`${g.url}/portal/api/usage?key=${good}`)).status).toBe(404);
+    expect((await fetch(`${g.url}/portal/api/usage?key=${good}`, { method: "POST" })).status).toBe(401);
+  });
+
+  test("repeated wrong keys from one address are slowed", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await usage(`gk-wrong-${i}`)).status);
+    expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
+    expect(statuses).toContain(429);
+    const locked = await usage(good);
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+  });
+});
