@@ -16,6 +16,7 @@ import { Upstream } from "./gateway/upstream";
 import { createPriceLookup, createSettler, type Settler } from "./gateway/usage";
 import { createLogger, type Logger } from "./log";
 import { AdminAuth } from "./http/admin-auth";
+import { FailureThrottle } from "./http/throttle";
 import type { Metrics } from "./http/metrics";
 import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
 import { openDatabase } from "./store/db";
@@ -42,6 +43,8 @@ export interface AppDeps {
   normalizeOptions: NormalizeOptions;
   priceOf: (model: string) => Prices | null;
   adminAuth: AdminAuth;
+  /** Failed API-key attempts per client address (gateway brute-force slowing). */
+  keyThrottle: FailureThrottle;
   releases: ReleaseServices;
   engagement: EngagementServices;
   /** Always set by createDeps (a Prometheus registry of its own unless DepsOptions.metrics is given). */
@@ -114,6 +117,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
     normalizeOptions: { defaultInstructions: config.defaultInstructions, modelOverrides: config.modelOverrides },
     priceOf,
     adminAuth: new AdminAuth(meta, config.adminToken),
+    keyThrottle: new FailureThrottle(now, { freeFailures: 10 }),
     releases,
     engagement,
     metrics,

@@ -4,11 +4,14 @@
  */
 import { AppError, isAppError } from "../errors";
 import { requestIdFor } from "../http/request-id";
+import { peerAddress } from "../http/client-address";
 import type { AppDeps } from "../deps";
 import { admit, authenticate, type AdmissionRequest, type Lease } from "./admission";
 import type { CachedKey } from "./key-cache";
 import { NO_TOKENS, tokenCounts } from "./usage";
 import type { ResponsesUsage } from "./responses-types";
+
+const MAX_FAILURE_DELAY_MS = 5000;
 
 export type Endpoint = "responses" | "chat.completions" | "models";
 
@@ -38,14 +41,29 @@ export class GatewayCall {
 
   private key: CachedKey | null = null;
 
-  /** The first check of every gateway request, before its body is read. */
-  authenticate(): CachedKey {
-    this.key = authenticate(this.deps.admission, this.request.headers.get("authorization"));
-    return this.key;
+  /**
+   * The first check of every gateway request, before its body is read. Unknown keys count against the client
+   * address, and each failure past a few waits out the address's lockout (at most 5 s) before its 401: guessing is
+   * slowed while a valid key from the same address (a shared NAT) is never refused. Codes stay those of the spec.
+   */
+  async authenticate(): Promise<CachedKey> {
+    try {
+      this.key = authenticate(this.deps.admission, this.request.headers.get("authorization"));
+      return this.key;
+    } catch (err) {
+      if (isAppError(err) && err.code === "invalid_api_key") {
+        const address = peerAddress(this.request);
+        this.deps.keyThrottle.fail(address);
+        const waitMs = Math.min(MAX_FAILURE_DELAY_MS, this.deps.keyThrottle.retryAfterMs(address));
+        if (waitMs > 0) await Bun.sleep(waitMs);
+      }
+      throw err;
+    }
   }
 
   admit(req: AdmissionRequest): Lease {
-    this.lease = admit(this.deps.admission, this.key ?? this.authenticate(), req);
+    if (!this.key) throw new Error("admit() before authenticate()");
+    this.lease = admit(this.deps.admission, this.key, req);
     return this.lease;
   }
 

@@ -31,7 +31,7 @@ function maxTokensOf(body: Record<string, unknown>): { value: number | null; par
 export async function handleChatCompletions(deps: AppDeps, request: Request): Promise<Response> {
   const call = new GatewayCall(deps, request, "chat.completions");
   try {
-    call.authenticate();
+    await call.authenticate();
     const { body, bytes } = await readJsonObject(request, deps.config.maxBodyBytes);
     call.model = requireModel(body);
     const translated = chatToResponses(body);

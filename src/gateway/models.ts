@@ -41,6 +41,7 @@ export class ModelList {
 export async function handleModels(deps: AppDeps, request: Request): Promise<Response> {
   const call = new GatewayCall(deps, request, "models");
   try {
+    await call.authenticate();
     const lease = call.admit({ model: null, maxTokens: null, bodyBytes: 0 });
     const all = await deps.models.get();
     const data = all.filter((m) => lease.key.allowsModel(m.id));

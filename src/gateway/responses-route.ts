@@ -37,7 +37,7 @@ export function functionToolNames(tools: unknown): Set<string> {
 export async function handleResponses(deps: AppDeps, request: Request): Promise<Response> {
   const call = new GatewayCall(deps, request, "responses");
   try {
-    call.authenticate();
+    await call.authenticate();
     const { body, bytes, text } = await readJsonObject(request, deps.config.maxBodyBytes);
     call.model = requireModel(body);
     const raw = isRawMode(request.headers);

@@ -295,3 +295,27 @@ describe("a reply the caller received whole is already billed", () => {
     });
   }
 });
+
+describe("guessing keys is slowed per client address", () => {
+  test("after 10 free failures each wrong key waits; a valid key from the same address does not", async () => {
+    const own = await startGantry({ config: { upstreamUrl: upstream.url } });
+    try {
+      const good = own.createKey();
+      const bad = (i: number) => fetch(`${own.url}/v1/models`, authed(`gk-guess-${i}`));
+      for (let i = 0; i < 10; i++) {
+        const t = performance.now();
+        expect((await bad(i)).status).toBe(401);
+        expect(performance.now() - t).toBeLessThan(300);
+      }
+      const t0 = performance.now();
+      const slowed = await bad(10);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(900);
+      expect(((await slowed.json()) as any).error.code).toBe("invalid_api_key");
+      const t1 = performance.now();
+      expect((await fetch(`${own.url}/v1/models`, authed(good))).status).toBe(200);
+      expect(performance.now() - t1).toBeLessThan(300);
+    } finally {
+      await own.stop();
+    }
+  });
+});
