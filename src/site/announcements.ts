@@ -183,8 +183,9 @@ function startMs(item: Announcement): number {
 
 /** Level (critical, warning, info, then anything else), newest start first, then id ascending. */
 export function compareAnnouncements(a: Announcement, b: Announcement): number {
-  const la = LEVEL_RANK[a.level] ?? 3;
-  const lb = LEVEL_RANK[b.level] ?? 3;
+  // Own keys only: a level such as "toString" must rank as "anything else", not find Object.prototype.toString.
+  const la = Object.hasOwn(LEVEL_RANK, a.level) ? LEVEL_RANK[a.level] : 3;
+  const lb = Object.hasOwn(LEVEL_RANK, b.level) ? LEVEL_RANK[b.level] : 3;
   if (la !== lb) return la - lb;
   const sa = startMs(a);
   const sb = startMs(b);

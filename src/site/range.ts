@@ -64,15 +64,23 @@ export function parseRange(header: string | null | undefined, size: number, opti
       ranges.push({ start: Math.max(0, size - suffix), end: size - 1 });
       continue;
     }
+    // Compared as digit strings: past 2^53 two different numbers can round to the same Number.
+    if (m[2] !== "" && digitsLess(m[2], m[1])) return NONE;
     const first = Number(m[1]);
     const last = m[2] === "" ? Infinity : Number(m[2]);
-    if (last < first) return NONE;
     if (first >= size) continue;
     ranges.push({ start: first, end: Math.min(last, size - 1) });
   }
 
   if (ranges.length === 0) return sawEmptyOkSuffix ? NONE : { kind: "unsatisfiable" };
   return { kind: "ranges", ranges: overlaps(ranges) ? coalesce(ranges) : ranges };
+}
+
+/** `a < b` for non-empty digit strings of any length, exactly. */
+function digitsLess(a: string, b: string): boolean {
+  const x = a.replace(/^0+(?=\d)/, "");
+  const y = b.replace(/^0+(?=\d)/, "");
+  return x.length !== y.length ? x.length < y.length : x < y;
 }
 
 function overlaps(ranges: ByteRange[]): boolean {

@@ -237,6 +237,20 @@ describe("order", () => {
     const ids = filterAnnouncements(items.reverse(), q(), NOW).map((a) => a.id);
     expect(ids).toEqual([5, 2, 3, 4, 6, 1, 7, 8]);
   });
+  test("a level named like an Object.prototype member ranks as any other unknown level (property-test regression)", () => {
+    // Found by tests/property/announcements: LEVEL_RANK["toString"] is a function, so the comparator returned NaN,
+    // which sort() reads as "equal": the order then depended on the order the rows came in.
+    for (const level of ["toString", "constructor", "__proto__", "valueOf"]) {
+      const odd = item({ id: 1, level: level as never, startAt: "" });
+      const critical = item({ id: 2, level: "critical", startAt: "" });
+      const info = item({ id: 3, level: "info", startAt: "" });
+      expect(compareAnnouncements(odd, critical)).toBeGreaterThan(0);
+      expect(compareAnnouncements(critical, odd)).toBeLessThan(0);
+      expect(filterAnnouncements([odd, critical, info], q(), NOW).map((a) => a.id)).toEqual([2, 3, 1]);
+      expect(filterAnnouncements([info, odd, critical], q(), NOW).map((a) => a.id)).toEqual([2, 3, 1]);
+    }
+  });
+
   test("comparator is antisymmetric on ties broken by id", () => {
     const a = item({ id: 1 });
     const b = item({ id: 2 });

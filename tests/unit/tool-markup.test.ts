@@ -217,6 +217,20 @@ describe("holding text back", () => {
     expect(cleaner.push("more")).toEqual([text("more")]);
   });
 
+  test("a complete block inside an unclosed one is still markup at flush (property-test regression)", () => {
+    // Found by tests/property/tool-markup: a wrapper whose closing tag never came (`<tool_calls>[` here) held
+    // everything after it, and flush released it all as text, so the complete call inside leaked as markup.
+    const input = 'Sure. <tool_calls>[<tool_call>{"name":"search","arguments":{"q":"a"}}</tool_call> done';
+    const want = [text("Sure. <tool_calls>["), call("search", { q: "a" }), text(" done")];
+    expect(streamed([input])).toEqual(want);
+    expect(streamed(input.split(""))).toEqual(want);
+    // Also when the enclosing block's tag is the same as the inner one's, which keeps its count unbalanced.
+    expect(cleanToolMarkup('<tool_use>{ <tool_use>{"name":"search"}</tool_use>', TOOLS)).toEqual({
+      text: "<tool_use>{ ",
+      calls: [{ name: "search", arguments: "{}" }],
+    });
+  });
+
   test("an unclosed block is released once it passes the size cap, without waiting for flush", () => {
     const cleaner = createToolMarkupCleaner({ toolNames: TOOLS });
     const opening = '<tool_use>{"name":"search","arguments":{"q":"';
