@@ -47,6 +47,10 @@ export const ConfigSchema = Type.Object({
   downloadTokenTtlSeconds: PositiveInt({ minimum: 1 }),
   trustedProxies: Type.Array(Type.String()),
   shutdownGraceSeconds: PositiveInt(),
+  tlsCert: Type.String(),
+  tlsKey: Type.String(),
+  httpRedirectPort: PositiveInt({ maximum: 65535 }),
+  hstsMaxAgeSeconds: PositiveInt(),
   syncGithub: Type.String(),
   syncIntervalMinutes: PositiveInt(),
   syncToken: Type.String(),
@@ -79,6 +83,10 @@ export const SETTINGS: SettingDef[] = [
   { key: "downloadTokenTtlSeconds", env: "GANTRY_DOWNLOAD_TOKEN_TTL_SECONDS", flag: "download-token-ttl-seconds", kind: "int", default: 600, help: "lifetime of a /dl/ download link" },
   { key: "trustedProxies", env: "GANTRY_TRUSTED_PROXIES", flag: "trusted-proxies", kind: "list", default: [], help: "comma-separated proxy addresses whose X-Forwarded-* headers count" },
   { key: "shutdownGraceSeconds", env: "GANTRY_SHUTDOWN_GRACE_SECONDS", flag: "shutdown-grace-seconds", kind: "int", default: 30, help: "how long SIGTERM waits for in-flight requests" },
+  { key: "tlsCert", env: "GANTRY_TLS_CERT", flag: "tls-cert", kind: "string", default: "", help: "PEM certificate (chain) file: serve HTTPS; reloaded when the file changes or on SIGHUP" },
+  { key: "tlsKey", env: "GANTRY_TLS_KEY", flag: "tls-key", kind: "string", default: "", help: "PEM private key file for --tls-cert" },
+  { key: "httpRedirectPort", env: "GANTRY_HTTP_REDIRECT_PORT", flag: "http-redirect-port", kind: "int", default: 0, help: "with TLS: a plain-HTTP port that only redirects to HTTPS (0 = none)" },
+  { key: "hstsMaxAgeSeconds", env: "GANTRY_HSTS_MAX_AGE_SECONDS", flag: "hsts-max-age-seconds", kind: "int", default: 31_536_000, help: "Strict-Transport-Security max-age on HTTPS replies (0 = no header)" },
   { key: "syncGithub", env: "GANTRY_SYNC_GITHUB", flag: "sync-github", kind: "string", default: "", help: "OWNER/REPO synced periodically from GitHub Releases" },
   { key: "syncIntervalMinutes", env: "GANTRY_SYNC_INTERVAL_MINUTES", flag: "sync-interval-minutes", kind: "int", default: 0, help: "minutes between periodic syncs (0 = off)" },
   { key: "syncToken", env: "GANTRY_SYNC_TOKEN", flag: "sync-token", kind: "string", default: "", secret: true, help: "GitHub token for sync" },
@@ -181,6 +189,12 @@ export function loadConfig(
       const name = def ? `${def.env} / --${def.flag}` : e.path;
       problems.push(`${name}: ${e.message} (got ${JSON.stringify(e.value)})`);
     }
+  }
+  if (problems.length === 0 && Boolean(out.tlsCert) !== Boolean(out.tlsKey)) {
+    problems.push("GANTRY_TLS_CERT / --tls-cert and GANTRY_TLS_KEY / --tls-key go together: set both or neither");
+  }
+  if (problems.length === 0 && out.httpRedirectPort && !out.tlsCert) {
+    problems.push("GANTRY_HTTP_REDIRECT_PORT / --http-redirect-port needs TLS (--tls-cert and --tls-key)");
   }
   if (problems.length) throw new ConfigError(problems);
   const config = out as Config;

@@ -1,15 +1,19 @@
 /**
  * The thin shell around createApp: Bun.serve on the configured address, no idle cut on gateway streams,
- * and a graceful stop (stop accepting, let in-flight requests finish up to the grace period, flush, close).
+ * HTTPS with certificate reloads, an optional plain-HTTP redirect listener, and a graceful stop (stop
+ * accepting, let in-flight requests finish up to the grace period, flush, close).
  */
 import type { Server } from "bun";
+import { readFileSync, statSync } from "node:fs";
 import { createApp } from "./app";
 import { recordClientAddress } from "./http/client-address";
 import type { AppDeps } from "./deps";
 
 export interface RunningServer {
-  server: Server<undefined>;
+  readonly server: Server<undefined>;
   url: string;
+  /** Re-reads the certificate and key; keeps serving the old ones if the new files are unusable. */
+  reloadTls(): boolean;
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -33,32 +37,115 @@ function isLongLived(pathname: string): boolean {
  * several GiB. Unauthenticated requests to the admin API are refused before any body is read.
  */
 const MAX_UPLOAD_BYTES = 8 * 1024 ** 3;
+const TLS_WATCH_MS = 5000;
+
+function fileStamp(path: string): string {
+  try {
+    const s = statSync(path);
+    return `${s.mtimeMs}:${s.size}:${s.ino}`;
+  } catch {
+    return "missing";
+  }
+}
+
+/** Some responses (e.g. a proxied fetch) have immutable headers: copy those before adding one. */
+function withHeader(res: Response, name: string, value: string): Response {
+  try {
+    res.headers.set(name, value);
+    return res;
+  } catch {
+    const copy = new Response(res.body, res);
+    copy.headers.set(name, value);
+    return copy;
+  }
+}
 
 export function startServer(deps: AppDeps, options: { hostname: string; port: number }): RunningServer {
   const app = createApp(deps);
-  const server = Bun.serve({
-    hostname: options.hostname,
-    port: options.port,
-    maxRequestBodySize: Math.max(deps.config.maxBodyBytes + 1024 * 1024, MAX_UPLOAD_BYTES),
-    idleTimeout: 60,
-    fetch(request, srv) {
-      const { pathname } = new URL(request.url);
-      if (isLongLived(pathname)) srv.timeout(request, 0);
-      recordClientAddress(request, srv.requestIP(request)?.address);
-      return app.handle(request);
-    },
-  });
-  const url = `http://${server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`;
+  const { config, log } = deps;
+  const tls = config.tlsCert ? { cert: config.tlsCert, key: config.tlsKey } : null;
+  const hsts = tls && config.hstsMaxAgeSeconds > 0 ? `max-age=${config.hstsMaxAgeSeconds}` : null;
+  const trusted = config.trustedProxies;
+
+  const listen = (port: number) =>
+    Bun.serve({
+      hostname: options.hostname,
+      port,
+      // With TLS, a reload binds a second listener on the same port before the old one stops.
+      reusePort: tls !== null,
+      tls: tls ? { cert: readFileSync(tls.cert, "utf8"), key: readFileSync(tls.key, "utf8") } : undefined,
+      maxRequestBodySize: Math.max(config.maxBodyBytes + 1024 * 1024, MAX_UPLOAD_BYTES),
+      idleTimeout: 60,
+      fetch(request, srv) {
+        const { pathname } = new URL(request.url);
+        if (isLongLived(pathname)) srv.timeout(request, 0);
+        recordClientAddress(request, srv.requestIP(request)?.address, trusted);
+        if (!hsts) return app.handle(request);
+        return app.handle(request).then((res) => withHeader(res, "strict-transport-security", hsts));
+      },
+    });
+
+  let current = listen(options.port);
+  const port = current.port!;
+  const host = current.hostname?.includes(":") ? `[${current.hostname}]` : current.hostname;
+  const url = `${tls ? "https" : "http"}://${host}:${port}`;
+
+  let stamps = tls ? [fileStamp(tls.cert), fileStamp(tls.key)].join("|") : "";
+  const reloadTls = (): boolean => {
+    if (!tls) return false;
+    let next: Server<undefined>;
+    try {
+      next = listen(port);
+    } catch (err) {
+      log.error("TLS reload failed; still serving the previous certificate", { error: (err as Error).message });
+      return false;
+    }
+    const old = current;
+    current = next;
+    void old.stop(false); // in-flight requests on the old listener finish; new connections get the new certificate
+    log.info("TLS certificate reloaded", { cert: tls.cert });
+    return true;
+  };
+  const watch = tls
+    ? setInterval(() => {
+        const now = [fileStamp(tls.cert), fileStamp(tls.key)].join("|");
+        if (now === stamps) return;
+        stamps = now;
+        reloadTls();
+      }, TLS_WATCH_MS)
+    : null;
+  (watch as { unref?: () => void } | null)?.unref?.();
+
+  // Plain HTTP that only redirects: 308 keeps the method and body of a POST.
+  const redirector =
+    tls && config.httpRedirectPort
+      ? Bun.serve({
+          hostname: options.hostname,
+          port: config.httpRedirectPort,
+          fetch(request) {
+            const u = new URL(request.url);
+            const hostOnly = (request.headers.get("host") ?? u.host).replace(/:\d+$/, "");
+            const base = config.publicUrl || `https://${hostOnly}${port === 443 ? "" : `:${port}`}`;
+            return new Response(null, { status: 308, headers: { location: `${base}${u.pathname}${u.search}` } });
+          },
+        })
+      : null;
+
   return {
-    server,
+    get server() {
+      return current;
+    },
     url,
-    async stop(graceMs = deps.config.shutdownGraceSeconds * 1000) {
-      const graceful = server.stop(false);
+    reloadTls,
+    async stop(graceMs = config.shutdownGraceSeconds * 1000) {
+      if (watch) clearInterval(watch);
+      redirector?.stop(true);
+      const graceful = current.stop(false);
       const timedOut = await Promise.race([
         graceful.then(() => false),
         new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref?.()),
       ]);
-      if (timedOut) await server.stop(true);
+      if (timedOut) await current.stop(true);
       deps.close();
     },
   };

@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { isCrossSite } from "../http/access-guard";
 import { readBodyText } from "../http/body";
-import { peerAddress } from "../http/client-address";
+import { clientAddress } from "../http/client-address";
 import { isHttpsRequest, serializeCookie } from "../http/cookies";
 import { SECURE_SESSION_COOKIE, SESSION_COOKIE, type WebState } from "../http/web-state";
 import { ADMIN_NAV, adminPage, htmlResponse, signInPage, type AdminPageId } from "./layout";
@@ -38,7 +38,7 @@ export function adminPages(deps: AppDeps, web: WebState) {
         }
         const form = new URLSearchParams(await readBodyText(request, 8192));
         const next = safeNext(form.get("next"));
-        const address = peerAddress(request);
+        const address = clientAddress(request);
         const waitMs = web.adminThrottle.retryAfterMs(address);
         if (waitMs > 0) {
           const seconds = Math.ceil(waitMs / 1000);

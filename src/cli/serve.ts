@@ -24,6 +24,9 @@ function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => 
       stopping = true;
       deps.log.info("stopping", { signal, graceSeconds: deps.config.shutdownGraceSeconds });
       await running.stop();
+      // The request log line of a reply sent just before the signal is written by an after-response hook that
+      // runs on the next turn of the event loop: let it run before the process exits.
+      await new Promise((resolve) => setImmediate(resolve));
       onStopped();
       deps.db.close();
       deps.log.info("stopped");
@@ -31,6 +34,8 @@ function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => 
     };
     process.on("SIGTERM", () => void stop("SIGTERM"));
     process.on("SIGINT", () => void stop("SIGINT"));
+    // SIGHUP re-reads the TLS certificate (certbot and friends renew files in place).
+    process.on("SIGHUP", () => void running.reloadTls());
   });
 }
 

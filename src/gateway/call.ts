@@ -4,7 +4,7 @@
  */
 import { AppError, isAppError } from "../errors";
 import { requestIdFor } from "../http/request-id";
-import { peerAddress } from "../http/client-address";
+import { clientAddress } from "../http/client-address";
 import type { AppDeps } from "../deps";
 import { admit, authenticate, type AdmissionRequest, type Lease } from "./admission";
 import type { CachedKey } from "./key-cache";
@@ -52,7 +52,7 @@ export class GatewayCall {
       return this.key;
     } catch (err) {
       if (isAppError(err) && err.code === "invalid_api_key") {
-        const address = peerAddress(this.request);
+        const address = clientAddress(this.request);
         this.deps.keyThrottle.fail(address);
         const waitMs = Math.min(MAX_FAILURE_DELAY_MS, this.deps.keyThrottle.retryAfterMs(address));
         if (waitMs > 0) await Bun.sleep(waitMs);

@@ -17,7 +17,7 @@ import type { Config } from "../config";
 import type { AppDeps } from "../deps";
 import { AppError, type ErrorCode } from "../errors";
 import { AdminSessions } from "./admin-sessions";
-import { peerAddress } from "./client-address";
+import { clientAddress } from "./client-address";
 import { publicBaseUrl } from "./public-url";
 import { requestIdOf, type Observed, type RecordRequest } from "./request-log";
 import { NO_STORE, SECURITY_HEADERS } from "./security-headers";
@@ -68,7 +68,7 @@ export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest)
 
   /** undefined = let the request through; a Response = refused. */
   const checkBearer = (ctx: GuardContext, route: string, authorization: string): Response | undefined => {
-    const address = peerAddress(ctx.request);
+    const address = clientAddress(ctx.request);
     const waitMs = web.adminThrottle.retryAfterMs(address);
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1000);

@@ -1,13 +1,37 @@
 /**
- * The peer address of each request, as the socket saw it. The server shell records it before the app runs
- * (Elysia's handle() has no server to ask); tests that call app.handle() directly get "127.0.0.1".
+ * Who is on the other end of each request. The server shell records the socket's peer before the app runs
+ * (Elysia's handle() has no server to ask). The client address is the peer, or, when the peer is a trusted
+ * proxy, the nearest untrusted address of its X-Forwarded-For (the ones further left could be forged by
+ * the client). Tests that call app.handle() directly get "127.0.0.1".
  */
-const addresses = new WeakMap<Request, string>();
+import { isTrustedPeer, parseIp } from "./public-url";
 
-export function recordClientAddress(request: Request, address: string | undefined): void {
-  if (address) addresses.set(request, address);
+const peers = new WeakMap<Request, string>();
+const clients = new WeakMap<Request, string>();
+
+export function recordClientAddress(request: Request, peer: string | undefined, trustedProxies: readonly string[] = []): void {
+  if (!peer) return;
+  peers.set(request, peer);
+  if (trustedProxies.length > 0) clients.set(request, forwardedClient(peer, request.headers.get("x-forwarded-for"), trustedProxies));
 }
 
+/** The socket's peer: a proxy, when there is one. */
 export function peerAddress(request: Request): string {
-  return addresses.get(request) ?? "127.0.0.1";
+  return peers.get(request) ?? "127.0.0.1";
+}
+
+/** The client as far as trusted proxies vouch for it: what per-client limits count. */
+export function clientAddress(request: Request): string {
+  return clients.get(request) ?? peerAddress(request);
+}
+
+export function forwardedClient(peer: string, forwardedFor: string | null, trusted: readonly string[]): string {
+  if (!forwardedFor || !isTrustedPeer(peer, trusted)) return peer;
+  const hops = forwardedFor.split(",").map((h) => h.trim()).filter(Boolean);
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i];
+    if (parseIp(hop) === null) return peer; // garbage in the chain: trust nothing of it
+    if (!isTrustedPeer(hop, trusted)) return hop;
+  }
+  return hops[0] ?? peer;
 }

@@ -61,8 +61,12 @@ export function resolvePublicBaseUrl(input: PublicUrlInput, config: Pick<Config,
   return `${scheme}://${host.toLowerCase()}`;
 }
 
-/** http for loopback, the connection's own scheme for IP literals and single-label names, else https. */
+/**
+ * A request that came over TLS is answered with https (this process serves TLS there, and nothing plain);
+ * otherwise: http for loopback, the connection's own scheme for IP literals and single-label names, else https.
+ */
 export function schemeForHost(host: string, connectionScheme: "http" | "https" = "http"): "http" | "https" {
+  if (connectionScheme === "https") return "https";
   const name = hostName(host);
   if (isLoopbackName(name)) return "http";
   if (parseIp(name) !== null || !name.includes(".")) return connectionScheme;

@@ -10,7 +10,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { AppError } from "../errors";
 import { bearerToken } from "../gateway/admission";
-import { peerAddress } from "../http/client-address";
+import { clientAddress } from "../http/client-address";
 import type { WebState } from "../http/web-state";
 import { htmlResponse, standalonePage } from "../admin/layout";
 import { DAY_MS, portalSince, portalView } from "./view";
@@ -44,7 +44,7 @@ export function portalRoutes(deps: AppDeps, web: WebState) {
   const page = () => htmlResponse(standalonePage({ title: "Key usage · Gantry", assetBase: "/portal/assets", script: "portal.js", body: PAGE_BODY }));
 
   const answer = (request: Request): Response => {
-    const address = peerAddress(request);
+    const address = clientAddress(request);
     const waitMs = web.portalThrottle.retryAfterMs(address);
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1000);

@@ -5,7 +5,7 @@
 import { defaultConfig, type Config } from "../../src/config";
 import { createDeps, type AppDeps } from "../../src/deps";
 import { createLogger, silentLogger, type Logger } from "../../src/log";
-import { startServer } from "../../src/server";
+import { startServer, type RunningServer } from "../../src/server";
 import type { KeyFields } from "../../src/store/keys";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +16,7 @@ export const TEST_ADMIN_TOKEN = "gat-test-admin-token-0123456789abcdef";
 export interface Gantry {
   url: string;
   deps: AppDeps;
+  running: RunningServer;
   config: Config;
   /** Log lines written during the run (JSON), when `captureLogs` was set. */
   logs: string[];
@@ -52,6 +53,7 @@ export async function startGantry(
   return {
     url: running.url,
     deps,
+    running,
     config,
     logs,
     createKey(fields = {}) {
