@@ -97,6 +97,8 @@ Try it:
 
   curl ${base}/v1/models -H "Authorization: Bearer ${seeded.apiKey}"
 
+Back office: ${base}/admin (sign in with the admin token)   Key holders: ${base}/portal   API docs: ${base}/docs
+
 Site (client updates, announcements, heartbeats). For the admin lines: export GANTRY_ADMIN_TOKEN=${admin}
 
 ${seeded.siteExamples(base)}
