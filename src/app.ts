@@ -5,7 +5,7 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError } from "./errors";
 import type { AppDeps } from "./deps";
-import { errorFromElysia } from "./http/errors";
+import { createMethodTable, errorFromElysia } from "./http/errors";
 import { handleResponses } from "./gateway/responses-route";
 import { handleChatCompletions } from "./gateway/chat-route";
 import { handleModels } from "./gateway/models";
@@ -42,12 +42,14 @@ export function createApp(deps: AppDeps) {
   const web = createWebState(deps);
   const observed = requestLog(deps);
   let root: AnyElysia | null = null;
+  const allowedMethods = createMethodTable(() => root?.routes ?? []);
   const app = new Elysia()
     // First: timing and counting see every request, then access is decided before any routing or parsing.
     .use(observed.plugin)
     .use(accessGuard(deps, web, observed.record))
-    .onError(({ code, error, set }) => {
-      const err = errorFromElysia(code, error, deps.log);
+    .onError(({ code, error, set, request }) => {
+      // A path served with other methods is a 405 with Allow, not a 404 (the table is read from `root`'s routes).
+      const err = errorFromElysia(code, error, deps.log, { method: request.method, path: new URL(request.url).pathname, allowedMethods });
       // The status is what the request log and metrics read; the guard's security headers stay on errors.
       set.status = err.status;
       return new Response(JSON.stringify(err.toBody()), {

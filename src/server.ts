@@ -7,6 +7,8 @@ import type { Server } from "bun";
 import { readFileSync, statSync } from "node:fs";
 import { createApp } from "./app";
 import { recordClientAddress } from "./http/client-address";
+import { badTargetResponse, pathnameOf, shellErrorResponse } from "./http/errors";
+import { routableRequest } from "./http/routable-url";
 import type { AppDeps } from "./deps";
 
 export interface RunningServer {
@@ -76,10 +78,15 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
       tls: tls ? { cert: readFileSync(tls.cert, "utf8"), key: readFileSync(tls.key, "utf8") } : undefined,
       maxRequestBodySize: Math.max(config.maxBodyBytes + 1024 * 1024, MAX_UPLOAD_BYTES),
       idleTimeout: 60,
+      // Never Bun's own error page (in development mode it shows source lines): the envelope, always.
+      error: (err) => shellErrorResponse(err, log),
       fetch(request, srv) {
-        const { pathname } = new URL(request.url);
+        const pathname = pathnameOf(request.url);
+        if (pathname === null) return badTargetResponse();
         if (isLongLived(pathname)) srv.timeout(request, 0);
-        recordClientAddress(request, srv.requestIP(request)?.address, trusted);
+        const peer = srv.requestIP(request)?.address;
+        request = routableRequest(request, srv);
+        recordClientAddress(request, peer, trusted);
         if (!hsts) return app.handle(request);
         return app.handle(request).then((res) => withHeader(res, "strict-transport-security", hsts));
       },
@@ -122,6 +129,7 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
       ? Bun.serve({
           hostname: options.hostname,
           port: config.httpRedirectPort,
+          error: (err) => shellErrorResponse(err, log),
           fetch(request) {
             const u = new URL(request.url);
             const hostOnly = (request.headers.get("host") ?? u.host).replace(/:\d+$/, "");

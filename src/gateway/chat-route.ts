@@ -4,7 +4,7 @@
  */
 import type { AppDeps } from "../deps";
 import { readJsonObject } from "../http/body";
-import { GatewayCall, SSE_HEADERS, requireModel } from "./call";
+import { GatewayCall, SSE_HEADERS, checkJsonDepth, requireModel } from "./call";
 import { collectUpstream } from "./collect-upstream";
 import { IDLE, UpstreamEventSource } from "./event-source";
 import { mapStreamFailure, upstreamStreamError } from "./failure";
@@ -32,7 +32,8 @@ export async function handleChatCompletions(deps: AppDeps, request: Request): Pr
   const call = new GatewayCall(deps, request, "chat.completions");
   try {
     await call.authenticate();
-    const { body, bytes } = await readJsonObject(request, deps.config.maxBodyBytes);
+    const { body, bytes, text } = await readJsonObject(request, deps.config.maxBodyBytes);
+    checkJsonDepth(text);
     call.model = requireModel(body);
     const translated = chatToResponses(body);
     const maxTokens = maxTokensOf(body);

@@ -39,8 +39,14 @@ export class UpstreamEventSource {
         pending ??= reader.read();
         let timer: ReturnType<typeof setTimeout> | undefined;
         const tick = new Promise<typeof IDLE>((resolve) => (timer = setTimeout(() => resolve(IDLE), this.keepAliveMs)));
-        const result = await Promise.race([pending, tick]);
-        clearTimeout(timer);
+        let result: Awaited<typeof pending> | typeof IDLE;
+        try {
+          result = await Promise.race([pending, tick]);
+        } finally {
+          // Also when the read fails (the caller went away, the upstream broke): an armed timer would keep this
+          // whole frame (reader, decoder, body) alive for a keep-alive interval after the request ended.
+          clearTimeout(timer);
+        }
         if (result === IDLE) {
           yield IDLE;
           continue;

@@ -4,7 +4,7 @@
  */
 import type { AppDeps } from "../deps";
 import { readJsonObject } from "../http/body";
-import { GatewayCall, SSE_HEADERS, optionalBoolean, optionalCount, requireModel } from "./call";
+import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel } from "./call";
 import { collectUpstream } from "./collect-upstream";
 import { IDLE, UpstreamEventSource } from "./event-source";
 import { failedResponseEvent, mapStreamFailure } from "./failure";
@@ -39,6 +39,7 @@ export async function handleResponses(deps: AppDeps, request: Request): Promise<
   try {
     await call.authenticate();
     const { body, bytes, text } = await readJsonObject(request, deps.config.maxBodyBytes);
+    checkJsonDepth(text);
     call.model = requireModel(body);
     const raw = isRawMode(request.headers);
     const wantsStream = optionalBoolean(body, "stream") === true;

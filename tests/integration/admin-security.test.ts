@@ -291,7 +291,7 @@ describe("the portal tells a wrong key nothing", () => {
   });
 
   test("the key is never accepted in a URL", async () => {
-    expect((await fetch(`${g.url}/portal/api/usage?key=${good}`)).status).toBe(404);
+    expect((await fetch(`${g.url}/portal/api/usage?key=${good}`)).status).toBe(405);
     expect((await fetch(`${g.url}/portal/api/usage?key=${good}`, { method: "POST" })).status).toBe(401);
   });
 

@@ -82,7 +82,8 @@ describe("acknowledgement", () => {
   });
   test("other methods are not heartbeats", async () => {
     const res = await fetch(`${g.url}/api/v1/client/heartbeat`, { headers: { "x-app-client-id": "getter" } });
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
     expect(rowCount()).toBe(0);
   });
   test("no IP address or user agent is stored", async () => {

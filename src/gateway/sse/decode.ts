@@ -26,6 +26,7 @@ const BOM = "\uFEFF";
 const COLON = 58;
 const SPACE = 32;
 const DIGITS_ONLY = /^[0-9]+$/;
+const STREAM = { stream: true } as const;
 
 export function createSseDecoder(): SseDecoder {
   // ignoreBOM keeps the BOM in the text so that one rule strips it, whether the first chunk was bytes or a string.
@@ -59,30 +60,45 @@ export function createSseDecoder(): SseDecoder {
     retry = undefined;
   }
 
-  function processLine(line: string): void {
-    if (line.length === 0) {
+  /** The field value of a line whose name ends at `nameEnd` (a colon or the line's end), one leading space removed. */
+  function valueOf(text: string, nameEnd: number, end: number): string {
+    if (nameEnd === end) return "";
+    const start = nameEnd + 1 < end && text.charCodeAt(nameEnd + 1) === SPACE ? nameEnd + 2 : nameEnd + 1;
+    return text.slice(start, end);
+  }
+
+  /**
+   * One line, given as text[start, end) so the usual line is never copied out: only its value is sliced.
+   * Only four field names matter, so instead of searching for the colon, each name is compared in place and
+   * must be followed by the colon or the line's end ("data2: x" is an unknown field and ignored).
+   */
+  function processLine(text: string, start: number, end: number): void {
+    if (start === end) {
       dispatch();
       return;
     }
-    if (line.charCodeAt(0) === COLON) return;
-
-    const colon = line.indexOf(":");
-    const nameEnd = colon === -1 ? line.length : colon;
-    let value = "";
-    if (colon !== -1) {
-      const start = line.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1;
-      value = line.slice(start);
-    }
-
-    // Compare the name in place instead of slicing it out: one fewer string per line.
-    if (nameEnd === 4 && line.startsWith("data")) {
-      data = data === null ? value : data + LF + value;
-    } else if (nameEnd === 5 && line.startsWith("event")) {
-      eventType = value;
-    } else if (nameEnd === 2 && line.startsWith("id")) {
-      if (!value.includes("\0")) lastId = value;
-    } else if (nameEnd === 5 && line.startsWith("retry")) {
-      if (DIGITS_ONLY.test(value)) retry = Number(value);
+    const first = text.charCodeAt(start);
+    if (first === COLON) return;
+    const len = end - start;
+    if (first === 100 /* d */) {
+      if (len >= 4 && text.startsWith("data", start) && (len === 4 || text.charCodeAt(start + 4) === COLON)) {
+        const value = valueOf(text, start + 4, end);
+        data = data === null ? value : data + LF + value;
+      }
+    } else if (first === 101 /* e */) {
+      if (len >= 5 && text.startsWith("event", start) && (len === 5 || text.charCodeAt(start + 5) === COLON)) {
+        eventType = valueOf(text, start + 5, end);
+      }
+    } else if (first === 105 /* i */) {
+      if (len >= 2 && text.startsWith("id", start) && (len === 2 || text.charCodeAt(start + 2) === COLON)) {
+        const value = valueOf(text, start + 2, end);
+        if (!value.includes("\0")) lastId = value;
+      }
+    } else if (first === 114 /* r */) {
+      if (len >= 5 && text.startsWith("retry", start) && (len === 5 || text.charCodeAt(start + 5) === COLON)) {
+        const value = valueOf(text, start + 5, end);
+        if (DIGITS_ONLY.test(value)) retry = Number(value);
+      }
     }
   }
 
@@ -118,13 +134,14 @@ export function createSseDecoder(): SseDecoder {
         }
       }
 
-      let line = text.slice(pos, end);
       if (pending.length > 0) {
-        pending.push(line);
-        line = pending.join("");
+        pending.push(text.slice(pos, end));
+        const line = pending.join("");
         pending = [];
+        processLine(line, 0, line.length);
+      } else {
+        processLine(text, pos, end);
       }
-      processLine(line);
 
       pos = next;
       if (lf !== -1 && lf < pos) lf = text.indexOf(LF, pos);
@@ -147,7 +164,7 @@ export function createSseDecoder(): SseDecoder {
         feed(utf8.decode());
         feed(chunk);
       } else {
-        feed(utf8.decode(chunk, { stream: true }));
+        feed(utf8.decode(chunk, STREAM));
       }
       return take();
     },
@@ -157,7 +174,7 @@ export function createSseDecoder(): SseDecoder {
       if (pending.length > 0) {
         const line = pending.join("");
         pending = [];
-        processLine(line);
+        processLine(line, 0, line.length);
       }
       dispatch();
       const events = take();

@@ -1,0 +1,148 @@
+/**
+ * Runs `gantry serve` as a separate process (the real entry point, signal handling and all), for the
+ * reliability tests: memory and descriptor counts from /proc, SIGKILL and SIGTERM, and the captured logs.
+ */
+import type { Subprocess } from "bun";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+export const BUN = process.execPath;
+export const MAIN = join(ROOT, "src", "main.ts");
+
+/** A port that was free a moment ago (bound on 0 and released), on loopback. */
+export function freePort(): number {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null) });
+  const port = probe.port as number;
+  probe.stop(true);
+  return port;
+}
+
+export interface ServeOptions {
+  dataDir: string;
+  upstreamUrl: string;
+  upstreamKey?: string;
+  /** Passed as --admin-token unless `env.GANTRY_ADMIN_TOKEN` is set. */
+  adminToken?: string;
+  /** Extra flags, e.g. ["--shutdown-grace-seconds", "2"]. */
+  args?: string[];
+  env?: Record<string, string>;
+  port?: number;
+}
+
+export interface ServeProcess {
+  url: string;
+  port: number;
+  pid: number;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** Exit code (null when killed by a signal), once the process ended. */
+  exited: Promise<number | null>;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** Resident set size in KiB (VmRSS), from /proc. */
+  rssKiB(): number;
+  /** Open file descriptors, from /proc. */
+  fdCount(): number;
+  kill(signal: NodeJS.Signals): void;
+}
+
+function collect(stream: ReadableStream<Uint8Array>, sink: string[]): Promise<void> {
+  return (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) sink.push(decoder.decode(chunk, { stream: true }));
+  })().catch(() => {});
+}
+
+/** Starts the server and resolves once /healthz answers (rejects with its output if it does not within 15 s). */
+export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
+  const port = opts.port ?? freePort();
+  const args = [
+    MAIN, "serve",
+    "--host", "127.0.0.1",
+    "--port", String(port),
+    "--data-dir", opts.dataDir,
+    "--upstream-url", opts.upstreamUrl,
+    "--log-level", "info",
+  ];
+  if (opts.upstreamKey) args.push("--upstream-key", opts.upstreamKey);
+  if (opts.adminToken && !opts.env?.GANTRY_ADMIN_TOKEN) args.push("--admin-token", opts.adminToken);
+  args.push(...(opts.args ?? []));
+  // Settings from the environment of the test runner must not leak in: only what this test chose.
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...opts.env };
+  const proc = Bun.spawn([BUN, ...args], { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const chunks: string[] = [];
+  const drained = Promise.all([collect(proc.stdout, chunks), collect(proc.stderr, chunks)]);
+  const exited = proc.exited.then(async (code) => {
+    await drained;
+    return proc.signalCode ? null : code;
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15_000;
+  let ended = false;
+  exited.then(() => (ended = true));
+  for (;;) {
+    if (ended) throw new Error(`gantry serve exited early:\n${chunks.join("")}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`gantry serve did not become healthy:\n${chunks.join("")}`);
+    }
+    await Bun.sleep(25);
+  }
+  const pid = proc.pid;
+  return {
+    url,
+    port,
+    pid,
+    proc,
+    exited,
+    output: () => chunks.join(""),
+    rssKiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN),
+    fdCount: () => readdirSync(`/proc/${pid}/fd`).length,
+    kill: (signal) => proc.kill(signal),
+  };
+}
+
+/** Runs a one-shot gantry command (e.g. `keys create`) and returns its stdout; throws on a non-zero exit. */
+export async function gantryCommand(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const proc = Bun.spawn([BUN, MAIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`gantry ${args.join(" ")} exited ${code}: ${err}`);
+  return out + err;
+}
+
+/** Runs `tasks` with at most `limit` in flight at once. */
+export async function pool<T>(count: number, limit: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await task(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
+  return results;
+}
+
+/** Polls `check` until it returns true or `ms` passed; returns its last answer. */
+export async function waitFor(check: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await Bun.sleep(stepMs);
+  }
+}
