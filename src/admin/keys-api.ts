@@ -25,6 +25,10 @@ export function keysApi(deps: AppDeps) {
   };
 
   return new Elysia({ prefix: "/admin/api/keys" })
+    // A key created or changed here works on the gateway at once, not at the next twice-a-second check.
+    .onAfterHandle(({ request }) => {
+      if (request.method !== "GET") deps.keyCache.reloadIfChanged();
+    })
     .get("/", () => ({ object: "list", data: deps.keys.list().map((k) => keyView(k, deps.keys.usage(k.id))) }))
     .post(
       "/",

@@ -121,12 +121,12 @@ export class GatewayCall {
       .catch((err) => this.deps.log.error("ledger write failed", { requestId: this.requestId, error: String(err) }));
   }
 
-  /** The reply for an error before any byte was sent; settles the call. */
-  fail(err: unknown): Response {
+  /** The reply for an error before any byte was sent; settles the call (committed before the reply leaves). */
+  async fail(err: unknown): Promise<Response> {
     const appErr = isAppError(err) ? err : internalError(this.deps, err, this.requestId);
     // A caller that went away is what ended the call (the upstream failing is only the consequence).
-    if (this.request.signal?.aborted) this.finish(499, "client_closed");
-    this.finish(appErr.status, appErr.code);
+    if (this.request.signal?.aborted) await this.finish(499, "client_closed");
+    await this.finish(appErr.status, appErr.code);
     return new Response(JSON.stringify(appErr.toBody()), {
       status: appErr.status,
       headers: { "content-type": "application/json", ...this.headers(appErr.headers) },

@@ -16,7 +16,8 @@ import { requestIdFor } from "./request-id";
 
 export const UNMATCHED_ROUTE = "(unmatched)";
 
-/** Paths whose handlers log their own request line (gateway/call.ts). */
+/** Route templates whose handlers log their own request line (gateway/call.ts); a wrong method on the same
+ *  path matches no route and is logged here. */
 const SELF_LOGGED = new Set(["/v1/responses", "/responses", "/v1/chat/completions", "/chat/completions", "/v1/models", "/models"]);
 
 /** Probes and scrapes arrive every few seconds: logged at debug so they do not drown the info log. */
@@ -50,7 +51,7 @@ export function requestLog(deps: AppDeps): { plugin: Elysia<any, any, any, any, 
   const record: RecordRequest = (ctx, route, status) => {
     const method = METHODS.has(ctx.request.method) ? ctx.request.method : "OTHER";
     deps.metrics?.httpRequest(route, method, status);
-    if (SELF_LOGGED.has(ctx.path)) return;
+    if (SELF_LOGGED.has(route)) return;
     const level = QUIET.has(route) || route.endsWith("/assets/:name") ? "debug" : "info";
     if (!deps.log.enabled(level)) return;
     const durationMs = ctx.gantryStart === undefined ? undefined : Math.round((performance.now() - ctx.gantryStart) * 10) / 10;

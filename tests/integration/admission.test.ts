@@ -319,3 +319,14 @@ describe("guessing keys is slowed per client address", () => {
     }
   });
 });
+
+describe("keys made through the admin API", () => {
+  test("work on the gateway at once, and stop at once when disabled", async () => {
+    const res = await g.admin("/admin/api/keys", { method: "POST", body: JSON.stringify({ name: `api-${Date.now()}` }) });
+    expect(res.status).toBe(201);
+    const { key, id } = (await res.json()) as any;
+    expect((await fetch(`${g.url}/v1/models`, authed(key))).status).toBe(200);
+    expect((await g.admin(`/admin/api/keys/${id}/disable`, { method: "POST" })).status).toBe(200);
+    expect((await fetch(`${g.url}/v1/models`, authed(key))).status).toBe(403);
+  });
+});
