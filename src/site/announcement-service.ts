@@ -6,7 +6,7 @@ import type { Database } from "bun:sqlite";
 import { AppError } from "../errors.ts";
 import { buildAnnouncementDocument } from "./announcements.ts";
 import { reshowKey, resolveAnnouncement, type AnnouncementInput } from "./announcement-input.ts";
-import { AnnouncementStore, type StoredAnnouncement } from "./announcement-store.ts";
+import { AnnouncementStore, type StoredAnnouncement } from "../store/announcement-store.ts";
 import type { AnnouncementDocument, AnnouncementQuery } from "./types.ts";
 
 /**

@@ -3,7 +3,7 @@
  * (kept 30 days) for the back office's chart. Time comes from the injected clock.
  */
 import type { Logger } from "../log.ts";
-import type { ClientStore } from "./client-store.ts";
+import type { ClientStore } from "../store/client-store.ts";
 import {
   CLIENT_RETENTION_MS,
   SERIES_RETENTION_MS,

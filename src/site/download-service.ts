@@ -9,7 +9,7 @@ import { serveFromUpstream } from "./download-proxy.ts";
 import { serveFromMirror } from "./download-serve.ts";
 import { TOKEN_REASON_TEXT, isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "./download-tokens.ts";
 import type { Mirror } from "./mirror.ts";
-import type { AssetRecord, ReleaseStore } from "./release-store.ts";
+import type { AssetRecord, ReleaseStore } from "../store/release-store.ts";
 import { assetSource } from "./classify.ts";
 
 export interface DownloadDeps {

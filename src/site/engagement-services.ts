@@ -7,7 +7,7 @@
 import type { ServiceContext } from "../service-context";
 import { AnnouncementService } from "./announcement-service";
 import { ClientStatsService } from "./client-stats-service";
-import { ClientStore } from "./client-store";
+import { ClientStore } from "../store/client-store";
 import { HeartbeatService } from "./heartbeat-service";
 
 export interface EngagementServices {

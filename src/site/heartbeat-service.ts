@@ -6,7 +6,7 @@
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { GroupCommit } from "../store/group-commit.ts";
-import type { ClientStore } from "./client-store.ts";
+import type { ClientStore } from "../store/client-store.ts";
 import { mergeHeartbeats, type HeartbeatRecord } from "./heartbeat-input.ts";
 
 /**

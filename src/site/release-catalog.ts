@@ -18,7 +18,7 @@ import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } fr
 import { sanitizeFileName } from "./download-headers.ts";
 import { isHttpUrl } from "./download-fetch.ts";
 import type { Mirror, MirrorObject } from "./mirror.ts";
-import type { AssetFields, AssetRecord, ReleaseChanges, ReleaseRecord, ReleaseStore } from "./release-store.ts";
+import type { AssetFields, AssetRecord, ReleaseChanges, ReleaseRecord, ReleaseStore } from "../store/release-store.ts";
 import type { Arch, Platform } from "./types.ts";
 import { isValidVersion } from "./versions.ts";
 

@@ -7,7 +7,7 @@ import type { ServiceContext } from "../service-context";
 import { DownloadService } from "./download-service.ts";
 import { FileSystemMirror } from "./mirror.ts";
 import { ReleaseCatalog } from "./release-catalog.ts";
-import { ReleaseStore } from "./release-store.ts";
+import { ReleaseStore } from "../store/release-store.ts";
 import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service.ts";
 
 export interface ReleaseServices {

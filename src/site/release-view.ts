@@ -1,6 +1,6 @@
 /** The back office's view of releases and assets (admin API and `gantry releases list --json`). Pure. */
 import { assetSource } from "./classify.ts";
-import type { AssetRecord, ReleaseRecord } from "./release-store.ts";
+import type { AssetRecord, ReleaseRecord } from "../store/release-store.ts";
 import { compareVersions } from "./versions.ts";
 
 export interface AssetView {

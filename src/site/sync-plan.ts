@@ -20,8 +20,8 @@
 import { classifyAsset } from "./classify.ts";
 import { sanitizeFileName } from "./download-headers.ts";
 import { isHttpUrl } from "./download-fetch.ts";
-import type { AssetFields, AssetRecord, NewRelease, ReleaseChanges, ReleaseRecord } from "./release-store.ts";
-import { versionKey } from "./release-store.ts";
+import type { AssetFields, AssetRecord, NewRelease, ReleaseChanges, ReleaseRecord } from "../store/release-store.ts";
+import { versionKey } from "../store/release-store.ts";
 import type { GitHubAsset, GitHubRelease } from "./sync-github.ts";
 import { compareVersions, isValidVersion } from "./versions.ts";
 

@@ -15,7 +15,7 @@ import type { Logger } from "../log";
 import type { MetaStore } from "../store/meta";
 import { DownloadFetchError, fetchFollowingRedirects, isHttpUrl } from "./download-fetch.ts";
 import { MirrorWriteError, type Mirror } from "./mirror.ts";
-import type { AssetRecord, ReleaseStore } from "./release-store.ts";
+import type { AssetRecord, ReleaseStore } from "../store/release-store.ts";
 import { credentials, isValidRepo, listReleases, type GitHubSource, type PageState } from "./sync-github.ts";
 import { planSync } from "./sync-plan.ts";
 import { silentProgress, type ProgressReporter } from "./sync-progress.ts";

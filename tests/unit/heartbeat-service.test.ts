@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
-import type { ClientStore } from "../../src/site/client-store.ts";
+import type { ClientStore } from "../../src/store/client-store.ts";
 import type { HeartbeatRecord, MergedHeartbeat } from "../../src/site/heartbeat-input.ts";
 import { HeartbeatService } from "../../src/site/heartbeat-service.ts";
 

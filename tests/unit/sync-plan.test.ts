@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { AssetRecord, ReleaseRecord } from "../../src/site/release-store";
+import type { AssetRecord, ReleaseRecord } from "../../src/store/release-store";
 import type { GitHubAsset, GitHubRelease } from "../../src/site/sync-github";
 import { planSync } from "../../src/site/sync-plan";
 

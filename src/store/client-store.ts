@@ -1,7 +1,7 @@
 /** SQL of the clients table (one row per client id) and of the per-minute online series. */
 import type { Database } from "bun:sqlite";
-import type { ClientGroup, OnlineSample } from "./client-stats.ts";
-import type { MergedHeartbeat } from "./heartbeat-input.ts";
+import type { ClientGroup, OnlineSample } from "../site/client-stats.ts";
+import type { MergedHeartbeat } from "../site/heartbeat-input.ts";
 
 export class ClientStore {
   private readonly upsert;

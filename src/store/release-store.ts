@@ -3,8 +3,8 @@
  * Rows come back as the site's types (types.ts) extended with bookkeeping the back office shows.
  */
 import type { Database } from "bun:sqlite";
-import type { Arch, Asset, Platform, Release } from "./types.ts";
-import { normalizeVersion } from "./versions.ts";
+import type { Arch, Asset, Platform, Release } from "../site/types.ts";
+import { normalizeVersion } from "../site/versions.ts";
 
 export type ReleaseOrigin = "manual" | "github";
 

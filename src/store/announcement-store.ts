@@ -1,7 +1,7 @@
 /** SQL of the announcements table: rows <-> Announcement. No rules here (see announcement-input.ts). */
 import type { Database } from "bun:sqlite";
-import type { AnnouncementFields } from "./announcement-input.ts";
-import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "./types.ts";
+import type { AnnouncementFields } from "../site/announcement-input.ts";
+import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../site/types.ts";
 
 export type StoredAnnouncement = Announcement & { createdAt: number; updatedAt: number };
 
