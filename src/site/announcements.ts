@@ -12,17 +12,10 @@ import type {
   Surface,
 } from "./types.ts";
 import { compareParsed, normalizeVersion, parseVersion, type ParsedVersion } from "./versions.ts";
+import { readParam } from "./query-params";
 
 const MAX_APP_LENGTH = 128;
 
-function readParam(raw: Record<string, unknown>, name: string): string {
-  const v = raw[name];
-  if (v === undefined || v === null) return "";
-  if (typeof v !== "string") {
-    throw new AppError("invalid_request", `Query parameter '${name}' must be given once.`, { param: name });
-  }
-  return v.trim();
-}
 
 function bad(param: string, message: string): AppError {
   return new AppError("invalid_request", message, { param });

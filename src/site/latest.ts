@@ -6,6 +6,7 @@ import { AppError } from "../errors.ts";
 import { assetSource, markRecommended, normalizeArch, normalizeFileType, normalizePlatform, pickWebZip } from "./classify.ts";
 import type { Arch, AssetSource, AssetWithRecommendation, LatestQuery, Platform, Release } from "./types.ts";
 import { compareVersions, isPrerelease, isValidVersion, normalizeVersion } from "./versions.ts";
+import { readParam } from "./query-params";
 
 export interface SiteContext {
   /** Scheme and host the site was reached by, e.g. `https://updates.example.com`; a trailing `/` is ignored. */
@@ -143,14 +144,6 @@ export function parseLatestQuery(raw: Record<string, unknown>): LatestQuery {
   return query;
 }
 
-function readParam(raw: Record<string, unknown>, name: string): string {
-  const v = raw[name];
-  if (v === undefined || v === null) return "";
-  if (typeof v !== "string") {
-    throw new AppError("invalid_request", `Query parameter '${name}' must be given once.`, { param: name });
-  }
-  return v.trim();
-}
 
 function badParam(name: string, value: string, allowed: string): AppError {
   return new AppError("invalid_request", `Unknown ${name} '${value.slice(0, 64)}'; expected one of: ${allowed}.`, {
