@@ -76,7 +76,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
   const meta = new MetaStore(db);
   const keys = new KeyStore(db, now);
   const ledger = new LedgerStore(db);
-  const ledgerWriter = new GroupCommit<LedgerEntry>((items) => ledger.writeBatch(items), { maxBatch: 256, maxDelayMs: 5 });
+  const ledgerWriter = new GroupCommit<LedgerEntry>((items) => ledger.writeBatch(items), { maxBatch: 256, maxDelayMs: 0 });
   const keyCache = new KeyCache(keys, () => ledgerWriter.flush());
   keyCache.start();
   const limiter = new InProcessLimiter();

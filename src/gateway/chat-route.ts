@@ -111,7 +111,8 @@ function streamChunks(
       await call.finish(status, errorCode, source.usage);
       yield held + encodeAll(translator.fail({ message: e.message, type: e.type, code: e.code })) + SSE_DONE;
     } finally {
-      call.upstreamAbort.abort();
+      // After the terminal event the source has already released the upstream body; aborting then only costs.
+      if (!source.terminal) call.upstreamAbort.abort();
       call.finish(status, errorCode, source.usage);
     }
   }

@@ -46,10 +46,14 @@ export async function relayRaw(deps: AppDeps, call: GatewayCall, text: string): 
     // The bytes that end the reply (the chunk with the terminal event; a JSON body's last chunk) wait for the
     // ledger commit, so a reply the caller received whole is always billed.
     let heldJson: Uint8Array | null = null;
+    let ended = false;
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) break;
+        if (done) {
+          ended = true;
+          break;
+        }
         if (isJson) {
           if (jsonText.length < MAX_JSON_USAGE_SCAN) jsonText += textDecoder.decode(value, { stream: true });
           if (heldJson) yield heldJson;
@@ -88,8 +92,10 @@ export async function relayRaw(deps: AppDeps, call: GatewayCall, text: string): 
       errorCode = call.upstreamAbort.signal.aborted ? "client_closed" : "upstream_stream_error";
       if (!call.upstreamAbort.signal.aborted) throw err;
     } finally {
-      reader.cancel().catch(() => {});
-      call.upstreamAbort.abort();
+      if (!ended) {
+        reader.cancel().catch(() => {});
+        call.upstreamAbort.abort();
+      }
       call.finish(finalStatus, errorCode, usage);
     }
   }

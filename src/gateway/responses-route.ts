@@ -117,7 +117,8 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
       await call.finish(status, errorCode, source.usage);
       yield held + encode(failedResponseEvent(source.snapshot, lastSequence + 1, errorCode, `The upstream stream failed: ${message}`), null);
     } finally {
-      call.upstreamAbort.abort();
+      // After the terminal event the source has already released the upstream body; aborting then only costs.
+      if (!source.terminal) call.upstreamAbort.abort();
       call.finish(status, errorCode, source.usage);
     }
   }

@@ -13,7 +13,7 @@ import { mergeHeartbeats, type HeartbeatRecord } from "./heartbeat-input.ts";
  * A few milliseconds of waiting lets a burst share one fsync; 1024 caps the work of one transaction.
  * At one report a minute per client, 1000 clients make ~17 heartbeats a second, so batches stay small.
  */
-const BATCH = { maxBatch: 1024, maxDelayMs: 3 };
+const BATCH = { maxBatch: 1024, maxDelayMs: 0 };
 
 export class HeartbeatService {
   private readonly writer: GroupCommit<HeartbeatRecord>;

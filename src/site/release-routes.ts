@@ -8,7 +8,8 @@ import type { AppDeps } from "../deps";
 import { AppError, errorResponse } from "../errors";
 import { publicBaseUrl } from "../http/public-url";
 import { buildLatestDocument, buildLegacyManifest, parseLatestQuery, pickLatestRelease } from "./latest.ts";
-import { DOCUMENT_CACHE_CONTROL, revalidatedJson } from "./releases-revalidation.ts";
+import { DOCUMENT_CACHE_CONTROL, revalidatedBody } from "./releases-revalidation.ts";
+import { DocumentCache } from "./document-cache";
 
 /** The spec's limits: one heartbeat about every 60 s; online = reported within the last 5 minutes. */
 const HEARTBEAT_INTERVAL_SECONDS = 60;
@@ -16,6 +17,8 @@ const ONLINE_WINDOW_SECONDS = 300;
 
 export function releaseRoutes(deps: AppDeps) {
   const { store, downloads } = deps.releases;
+  const generation = deps.db.query("SELECT value FROM meta WHERE key = 'releases_generation'");
+  const documents = new DocumentCache(() => Number((generation.get() as { value: string } | null)?.value ?? 0));
   return (
     new Elysia({ name: "site-releases" })
       /**
@@ -25,13 +28,15 @@ export function releaseRoutes(deps: AppDeps) {
        */
       .get("/api/v1/latest", ({ request, query }) => {
         const q = parseLatestQuery(query as Record<string, unknown>);
-        const release = pickLatestRelease(store.list());
-        const doc = buildLatestDocument(release, q, {
-          baseUrl: publicBaseUrl(request, deps.config),
-          heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS,
-          onlineWindowSeconds: ONLINE_WINDOW_SECONDS,
-        });
-        return revalidatedJson(request, doc);
+        const baseUrl = publicBaseUrl(request, deps.config);
+        const doc = documents.get(`latest\n${baseUrl}\n${q.platform ?? ""}\n${q.arch ?? ""}\n${q.fileType ?? ""}`, () =>
+          buildLatestDocument(pickLatestRelease(store.list()), q, {
+            baseUrl,
+            heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS,
+            onlineWindowSeconds: ONLINE_WINDOW_SECONDS,
+          }),
+        );
+        return revalidatedBody(request, doc.body, doc.etag);
       })
       /**
        * Decision: with no downloadable web-*.zip in any (non pre-)release the answer is 404 with the error
@@ -39,13 +44,14 @@ export function releaseRoutes(deps: AppDeps) {
        * is what the earlier static site answered, and an updater treats it as "no update available".
        */
       .get("/update/latest.json", ({ request }) => {
-        const manifest = buildLegacyManifest(store.list(), { baseUrl: publicBaseUrl(request, deps.config) });
-        if (!manifest) {
+        const baseUrl = publicBaseUrl(request, deps.config);
+        const manifest = documents.get(`manifest\n${baseUrl}`, () => buildLegacyManifest(store.list(), { baseUrl }));
+        if (manifest.empty) {
           return errorResponse(new AppError("not_found", "No web bundle (web-*.zip) has been published yet."), {
             "cache-control": DOCUMENT_CACHE_CONTROL,
           });
         }
-        return revalidatedJson(request, manifest);
+        return revalidatedBody(request, manifest.body, manifest.etag);
       })
       /** 302 to an absolute /dl/{token} on the same public base as downloadUrl (a path prefix in GANTRY_PUBLIC_URL is kept). */
       .get("/api/v1/download/:assetId", ({ request, params }) => {

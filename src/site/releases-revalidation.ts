@@ -34,7 +34,11 @@ function opaque(tag: string): string {
 /** The JSON reply, or a 304 when the client's copy is current. */
 export function revalidatedJson(request: Request, value: unknown, status = 200): Response {
   const body = JSON.stringify(value);
-  const etag = documentEtag(body);
+  return revalidatedBody(request, body, documentEtag(body), status);
+}
+
+/** The same for a document already serialised (and tagged), e.g. from a cache. */
+export function revalidatedBody(request: Request, body: string, etag: string, status = 200): Response {
   const headers = { "cache-control": DOCUMENT_CACHE_CONTROL, etag };
   if (status === 200 && ifNoneMatchHits(request.headers.get("if-none-match"), etag)) {
     return new Response(null, { status: 304, headers });

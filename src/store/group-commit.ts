@@ -6,7 +6,11 @@
 export interface GroupCommitOptions {
   /** Flush at once when this many items are waiting. */
   maxBatch: number;
-  /** Longest an item waits for company before its batch is written. */
+  /**
+   * Longest an item waits for company before its batch is written. 0 = the next turn of the event loop: under
+   * load, batches still form, because everything that arrived while the previous commit blocked the loop is
+   * written together; with no load nothing waits for company that will not come.
+   */
   maxDelayMs: number;
 }
 
@@ -18,12 +22,12 @@ interface Waiter {
 export class GroupCommit<T> {
   private items: T[] = [];
   private waiters: Waiter[] = [];
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timer: ReturnType<typeof setTimeout> | ReturnType<typeof setImmediate> | null = null;
   private closed = false;
 
   constructor(
     private readonly writeBatch: (items: T[]) => void,
-    private readonly options: GroupCommitOptions = { maxBatch: 512, maxDelayMs: 2 },
+    private readonly options: GroupCommitOptions = { maxBatch: 512, maxDelayMs: 0 },
   ) {}
 
   get pending(): number {
@@ -36,13 +40,18 @@ export class GroupCommit<T> {
       this.items.push(item);
       this.waiters.push({ resolve, reject });
       if (this.items.length >= this.options.maxBatch) this.flush();
-      else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.options.maxDelayMs);
+      else if (!this.timer) {
+        this.timer = this.options.maxDelayMs === 0 ? setImmediate(() => this.flush()) : setTimeout(() => this.flush(), this.options.maxDelayMs);
+      }
     });
   }
 
   /** Writes everything waiting, now. Synchronous, so shutdown and reloads can rely on it. */
   flush(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) {
+      clearTimeout(this.timer as ReturnType<typeof setTimeout>);
+      clearImmediate(this.timer as ReturnType<typeof setImmediate>);
+    }
     this.timer = null;
     if (this.items.length === 0) return;
     const items = this.items;

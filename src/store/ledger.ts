@@ -46,13 +46,15 @@ export class LedgerStore {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.bumpTotals = db.query(
-      `UPDATE key_usage SET requests = requests + 1, input_tokens = input_tokens + ?,
+      `UPDATE key_usage SET requests = requests + ?, input_tokens = input_tokens + ?,
          output_tokens = output_tokens + ?, spent_micros = spent_micros + ? WHERE key_id = ?`,
     );
   }
 
   /** Writes a batch in one transaction (used through GroupCommit). */
   writeBatch(entries: LedgerEntry[]): void {
+    // One totals update per key per batch, not per row: a batch under load is mostly a few busy keys.
+    const totals = new Map<string, { requests: number; input: number; output: number; micros: number }>();
     this.db.transaction(() => {
       for (const e of entries) {
         const micros = Math.round(e.cost * 1_000_000);
@@ -61,8 +63,15 @@ export class LedgerStore {
           Math.round(e.ts), e.requestId, e.keyId, e.model, e.endpoint, e.status, e.errorCode, e.inputTokens,
           e.outputTokens, e.reasoningTokens, e.cachedTokens, micros, e.durationMs, e.upstreamTtfbMs,
         );
-        if (e.keyId) this.bumpTotals.run(e.inputTokens, e.outputTokens, micros, e.keyId);
+        if (!e.keyId) continue;
+        const t = totals.get(e.keyId) ?? { requests: 0, input: 0, output: 0, micros: 0 };
+        t.requests += 1;
+        t.input += e.inputTokens;
+        t.output += e.outputTokens;
+        t.micros += micros;
+        totals.set(e.keyId, t);
       }
+      for (const [keyId, t] of totals) this.bumpTotals.run(t.requests, t.input, t.output, t.micros, keyId);
     })();
   }
 
