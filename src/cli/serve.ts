@@ -63,6 +63,9 @@ export async function serveCommand(args: string[]): Promise<number> {
         `Set GANTRY_ADMIN_TOKEN to choose your own, or run 'gantry admin reset-token' to replace it.\n\n`,
     );
   }
+  if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
+    deps.log.warn("BUN_CONFIG_MAX_HTTP_REQUESTS is not set: at most 256 upstream streams run at once, later ones wait; set it (e.g. 4096) in the service environment");
+  }
   if (!config.upstreamUrl) deps.log.warn("no upstream configured: set GANTRY_UPSTREAM_URL; the gateway answers 503 until then");
   return waitForSignals(running, deps, () => {});
 }

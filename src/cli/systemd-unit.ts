@@ -20,6 +20,8 @@ Group=${o.user}
 # Settings: GANTRY_UPSTREAM_URL, GANTRY_UPSTREAM_KEY, GANTRY_ADMIN_TOKEN, GANTRY_TLS_CERT, ... (one per line, KEY=value)
 EnvironmentFile=-${o.envFile}
 Environment=GANTRY_DATA_DIR=${o.dataDir}
+# Bun runs at most 256 outgoing requests at once unless told otherwise at start: one per open stream here.
+Environment=BUN_CONFIG_MAX_HTTP_REQUESTS=4096
 ExecStart=${o.binary} serve
 ExecReload=/bin/kill -HUP $MAINPID
 KillSignal=SIGTERM

@@ -38,15 +38,30 @@ export class ModelList {
   }
 }
 
+/** Serialised lists per key, for as long as the upstream list they came from is the cached one. */
+const rendered = new WeakMap<ModelEntry[], Map<string, string>>();
+
+function renderFor(all: ModelEntry[], keyId: string, allows: (model: string) => boolean): string {
+  let byKey = rendered.get(all);
+  if (!byKey) rendered.set(all, (byKey = new Map()));
+  let body = byKey.get(keyId);
+  if (body === undefined) {
+    body = JSON.stringify({ object: "list", data: all.filter((m) => allows(m.id)) });
+    byKey.set(keyId, body);
+  }
+  return body;
+}
+
 export async function handleModels(deps: AppDeps, request: Request): Promise<Response> {
   const call = new GatewayCall(deps, request, "models");
   try {
     await call.authenticate();
     const lease = call.admit({ model: null, maxTokens: null, bodyBytes: 0 });
     const all = await deps.models.get();
-    const data = all.filter((m) => lease.key.allowsModel(m.id));
+    // A key's permission can change: the cache entry is per cached key object, which a reload replaces.
+    const body = renderFor(all, lease.key.key.id + ":" + lease.key.key.updatedAt, lease.key.allowsModel);
     call.finish(200, null);
-    return new Response(JSON.stringify({ object: "list", data }), {
+    return new Response(body, {
       headers: call.headers({ "content-type": "application/json" }),
     });
   } catch (err) {
