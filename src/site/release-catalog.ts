@@ -22,6 +22,17 @@ import type { AssetFields, AssetRecord, ReleaseChanges, ReleaseRecord, ReleaseSt
 import type { Arch, Platform } from "./types.ts";
 import { isValidVersion } from "./versions.ts";
 
+/** An asset held here by hand (published or uploaded): nothing to do with a remote, nothing left to mirror. */
+const NOT_SYNCED = {
+  remoteId: null,
+  remoteApiUrl: null,
+  remoteUpdatedAt: null,
+  remoteDigest: null,
+  remoteSize: null,
+  mirrorError: null,
+  mirrorPending: false,
+} as const;
+
 export type PublishSource =
   | { kind: "file"; path: string; name: string }
   /** `url` "" = known by name only: listed as unavailable. */
@@ -193,13 +204,7 @@ export class ReleaseCatalog {
           ...(obj
             ? { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null }
             : { sha256: "", size: null, mirrored: false, upstreamUrl: (s as { url: string }).url || null }),
-          remoteId: null,
-          remoteApiUrl: null,
-          remoteUpdatedAt: null,
-          remoteDigest: null,
-          remoteSize: null,
-          mirrorError: null,
-          mirrorPending: false,
+          ...NOT_SYNCED,
         });
       }
       return this.store.getById(r.id)!;
@@ -220,13 +225,7 @@ export class ReleaseCatalog {
       size: obj.size,
       mirrored: true,
       upstreamUrl: null,
-      remoteId: null,
-      remoteApiUrl: null,
-      remoteUpdatedAt: null,
-      remoteDigest: null,
-      remoteSize: null,
-      mirrorError: null,
-      mirrorPending: false,
+      ...NOT_SYNCED,
     });
     if (before?.mirrored && before.sha256 && before.sha256 !== obj.sha256) await this.collect([before.sha256]);
     return asset;

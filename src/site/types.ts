@@ -98,23 +98,7 @@ export interface Announcement {
 }
 
 /** One item of the announcement document: exactly the spec's fields, texts already localised. */
-export interface AnnouncementView {
-  id: number;
-  type: string;
-  displayType: string;
-  targetSurface: TargetSurface;
-  level: AnnouncementLevel;
-  title: string;
-  body: string;
-  ctaText: string;
-  ctaUrl: string;
-  minVersion: string;
-  maxVersion: string;
-  startAt: string;
-  expiresAt: string;
-  dismissKey: string;
-  testOnly: boolean;
-}
+export type AnnouncementView = Omit<Announcement, "app" | "locales">;
 
 /** GET /api/v1/announcements after normalisation. Empty strings = not given. */
 export interface AnnouncementQuery {
