@@ -37,16 +37,9 @@ export class UpstreamEventSource {
     try {
       for (;;) {
         pending ??= reader.read();
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const tick = new Promise<typeof IDLE>((resolve) => (timer = setTimeout(() => resolve(IDLE), this.keepAliveMs)));
-        let result: Awaited<typeof pending> | typeof IDLE;
-        try {
-          result = await Promise.race([pending, tick]);
-        } finally {
-          // Also when the read fails (the caller went away, the upstream broke): an armed timer would keep this
-          // whole frame (reader, decoder, body) alive for a keep-alive interval after the request ended.
-          clearTimeout(timer);
-        }
+        const result = await this.next(pending);
+        // The finished wait's resolver: the timer must find nothing to wake, and nothing should retain it.
+        this.wake = null;
         if (result === IDLE) {
           yield IDLE;
           continue;
@@ -62,8 +55,48 @@ export class UpstreamEventSource {
       const rest = this.accept(decoder.end());
       if (rest.length) yield rest;
     } finally {
+      this.stopKeepAlive();
       reader.cancel().catch(() => {});
     }
+  }
+
+  // Keep-alive: ONE timer per stream instead of a setTimeout + Promise.race per read (a timer and three promises
+  // for every chunk). `waitStart` is when the current wait began; the timer, when it fires, either wakes the wait with IDLE
+  // (silent for a whole interval) or re-arms itself for the time left. It only lives while a wait is in progress
+  // (it disarms when it finds none), so a reply the caller stopped pulling holds nothing for longer than one interval.
+  private waitStart = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private wake: ((v: typeof IDLE) => void) | null = null;
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    if (!this.wake) return;
+    const left = this.keepAliveMs - (performance.now() - this.waitStart);
+    // 1 ms of slack: timers are not more precise than that, and an early re-arm for 0 ms would only spin.
+    if (left > 1) {
+      this.timer = setTimeout(this.onTimer, left);
+      return;
+    }
+    const wake = this.wake;
+    this.wake = null;
+    wake(IDLE);
+  };
+
+  /** The read's result, or IDLE once keepAliveMs pass without it. */
+  private next<T>(pending: Promise<T>): T | typeof IDLE | Promise<T | typeof IDLE> {
+    // Data already buffered (common while the upstream is sending fast): no promise, no timer.
+    if (Bun.peek.status(pending) === "fulfilled") return Bun.peek(pending) as T;
+    this.waitStart = performance.now();
+    this.timer ??= setTimeout(this.onTimer, this.keepAliveMs);
+    return new Promise<T | typeof IDLE>((resolve, reject) => {
+      this.wake = resolve;
+      pending.then(resolve, reject);
+    });
+  }
+
+  private stopKeepAlive(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.wake = null;
   }
 
   private accept(events: SseEvent[]): UpstreamEvent[] {
