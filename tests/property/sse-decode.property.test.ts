@@ -1,17 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/sse/decode.ts";
+import { decodeChunks } from "../support/fixtures.ts";
 import { cutPoints, junkJson, runs, splitAt, trickyString } from "./arbitraries.ts";
 
 const utf8 = new TextEncoder();
 
-function decodeChunks(chunks: Array<Uint8Array | string>): SseEvent[] {
-  const d = createSseDecoder();
-  const events: SseEvent[] = [];
-  for (const c of chunks) events.push(...d.push(c));
-  events.push(...d.end());
-  return events;
-}
 
 /** Independent whole-text reading of the WHATWG rules (same end-of-stream leniency as the decoder). */
 function referenceDecode(text: string): SseEvent[] {

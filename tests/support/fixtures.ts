@@ -2,7 +2,7 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createSseDecoder, parseStreamEvent } from "../../src/gateway/sse/decode.ts";
+import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/sse/decode.ts";
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
 
 const DIR = join(import.meta.dir, "..", "fixtures", "responses");
@@ -32,5 +32,14 @@ export function fixtureEvents(name: string): ResponsesStreamEvent[] {
     const ev = parseStreamEvent(e);
     if (ev !== "done") events.push(ev);
   }
+  return events;
+}
+
+/** Decodes a stream delivered in the given chunks, then ended: what every chunking test compares. */
+export function decodeChunks(chunks: Array<Uint8Array | string>): SseEvent[] {
+  const d = createSseDecoder();
+  const events: SseEvent[] = [];
+  for (const c of chunks) events.push(...d.push(c));
+  events.push(...d.end());
   return events;
 }

@@ -1,16 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/sse/decode.ts";
-import { FIXTURE_NAMES, loadFixture } from "../support/fixtures.ts";
+import { FIXTURE_NAMES, decodeChunks, loadFixture } from "../support/fixtures.ts";
 
 const utf8 = new TextEncoder();
 
-function decodeChunks(chunks: Array<Uint8Array | string>): SseEvent[] {
-  const d = createSseDecoder();
-  const events: SseEvent[] = [];
-  for (const c of chunks) events.push(...d.push(c));
-  events.push(...d.end());
-  return events;
-}
 
 function decodeAll(text: string): SseEvent[] {
   return decodeChunks([text]);
