@@ -20,7 +20,7 @@ import { portalRoutes } from "./portal/routes";
 import { accessGuard } from "./http/access-guard";
 import { openApiRoutes } from "./http/openapi";
 import { GATEWAY_DOCS } from "./http/openapi-contract";
-import { requestLog } from "./http/request-log";
+import { requestLog, UNMATCHED_ROUTE } from "./http/request-log";
 import { createWebState } from "./http/web-state";
 import { siteRoutes } from "./site/routes";
 import { schemaVersion } from "./store/db";
@@ -47,11 +47,12 @@ export function createApp(deps: AppDeps) {
     // First: timing and counting see every request, then access is decided before any routing or parsing.
     .use(observed.plugin)
     .use(accessGuard(deps, web, observed.record))
-    .onError(({ code, error, set, request }) => {
+    .onError(({ code, error, set, request, route }) => {
       // A path served with other methods is a 405 with Allow, not a 404 (the table is read from `root`'s routes).
       const err = errorFromElysia(code, error, deps.log, { method: request.method, path: new URL(request.url).pathname, allowedMethods });
-      // The status is what the request log and metrics read; the guard's security headers stay on errors.
       set.status = err.status;
+      observed.record(request, route || UNMATCHED_ROUTE, err.status);
+      // The guard's security headers stay on errors.
       return new Response(JSON.stringify(err.toBody()), {
         status: err.status,
         headers: { ...(set.headers as Record<string, string>), "content-type": "application/json", ...err.headers },

@@ -84,9 +84,9 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
         const pathname = pathnameOf(request.url);
         if (pathname === null) return badTargetResponse();
         if (isLongLived(pathname)) srv.timeout(request, 0);
-        const peer = srv.requestIP(request)?.address;
+        const original = request;
         request = routableRequest(request, srv);
-        recordClientAddress(request, peer, trusted);
+        recordClientAddress(request, () => srv.requestIP(original)?.address, trusted);
         if (!hsts) return app.handle(request);
         return app.handle(request).then((res) => withHeader(res, "strict-transport-security", hsts));
       },

@@ -1,28 +1,42 @@
 /**
- * Who is on the other end of each request. The server shell records the socket's peer before the app runs
- * (Elysia's handle() has no server to ask). The client address is the peer, or, when the peer is a trusted
+ * Who is on the other end of each request. The server shell records how to ask the socket for its peer before
+ * the app runs (Elysia's handle() has no server to ask). The client address is the peer, or, when the peer is a trusted
  * proxy, the nearest untrusted address of its X-Forwarded-For (the ones further left could be forged by
  * the client). Tests that call app.handle() directly get "127.0.0.1".
  */
 import { isTrustedPeer, parseIp } from "./public-url";
 
-const peers = new WeakMap<Request, string>();
-const clients = new WeakMap<Request, string>();
+/** Per request: how to ask the socket for its peer (asked only when something needs it), and the answers. */
+interface Peer {
+  lookup: () => string | undefined;
+  trusted: readonly string[];
+  peer?: string;
+  client?: string;
+}
 
-export function recordClientAddress(request: Request, peer: string | undefined, trustedProxies: readonly string[] = []): void {
-  if (!peer) return;
-  peers.set(request, peer);
-  if (trustedProxies.length > 0) clients.set(request, forwardedClient(peer, request.headers.get("x-forwarded-for"), trustedProxies));
+const peers = new WeakMap<Request, Peer>();
+
+/** Most requests never need their address (it is read on failed keys, by trusted-proxy rules, by throttles). */
+export function recordClientAddress(request: Request, lookup: () => string | undefined, trustedProxies: readonly string[] = []): void {
+  peers.set(request, { lookup, trusted: trustedProxies });
 }
 
 /** The socket's peer: a proxy, when there is one. */
 export function peerAddress(request: Request): string {
-  return peers.get(request) ?? "127.0.0.1";
+  const p = peers.get(request);
+  if (!p) return "127.0.0.1";
+  return (p.peer ??= p.lookup() ?? "127.0.0.1");
 }
 
 /** The client as far as trusted proxies vouch for it: what per-client limits count. */
 export function clientAddress(request: Request): string {
-  return clients.get(request) ?? peerAddress(request);
+  const p = peers.get(request);
+  if (!p) return "127.0.0.1";
+  if (p.client === undefined) {
+    const peer = peerAddress(request);
+    p.client = p.trusted.length > 0 ? forwardedClient(peer, request.headers.get("x-forwarded-for"), p.trusted) : peer;
+  }
+  return p.client;
 }
 
 export function forwardedClient(peer: string, forwardedFor: string | null, trusted: readonly string[]): string {

@@ -90,6 +90,16 @@ export function createMethodTable(routes: () => ReadonlyArray<{ method: string; 
 
 /** The path of a request URL, or null when the target is no URL at all (CONNECT's `host:port`). */
 export function pathnameOf(url: string): string | null {
+  // The common absolute form read directly; anything with dot segments or no scheme goes through URL.
+  const scheme = url.indexOf("://");
+  if (scheme > 0) {
+    const slash = url.indexOf("/", scheme + 3);
+    if (slash > 0) {
+      const query = url.indexOf("?", slash);
+      const path = query < 0 ? url.slice(slash) : url.slice(slash, query);
+      if (!path.includes(".")) return path;
+    }
+  }
   try {
     return new URL(url).pathname;
   } catch {

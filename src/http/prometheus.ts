@@ -2,12 +2,13 @@
  * The Prometheus implementation of Metrics (prom-client), one Registry per app instance so tests and a
  * second app in one process never collide.
  *
- * Hot path: label children are looked up in nested Maps keyed by the values we already hold (no string
- * building, no label objects), so counting a request allocates nothing once its combination was seen.
+ * Hot path: the per-request series are plain-number cells (metric-cells.ts) looked up in nested Maps keyed by
+ * the values we already hold, so counting a request allocates and hashes nothing once its combination was seen.
  * Values that live elsewhere (in-flight streams, clients online, heartbeats, downloads, sync state) are read
  * only when Prometheus scrapes, through `collect` callbacks.
  */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
+import { CounterCells, HistogramCells } from "./metric-cells";
 import { COMMIT, VERSION } from "../version";
 import type { Metrics } from "./metrics";
 
@@ -57,38 +58,17 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
   const registry = new Registry();
   const registers = [registry];
 
-  const http = new Counter({
-    name: "gantry_http_requests_total",
-    help: "HTTP requests by route template, method and status.",
-    labelNames: ["route", "method", "status"] as const,
-    registers,
-  });
-  const gatewayRequests = new Counter({
-    name: "gantry_gateway_requests_total",
-    help: "Gateway requests by endpoint and status.",
-    labelNames: ["endpoint", "status"] as const,
-    registers,
-  });
-  const refusals = new Counter({
-    name: "gantry_admission_refusals_total",
-    help: "Gateway requests refused by admission, by error code.",
-    labelNames: ["code"] as const,
-    registers,
-  });
-  const duration = new Histogram({
-    name: "gantry_gateway_request_duration_seconds",
-    help: "Total time of a gateway request, from arrival to the end of its reply.",
-    labelNames: ["endpoint"] as const,
-    buckets: DURATION_BUCKETS,
-    registers,
-  });
-  const ttfb = new Histogram({
-    name: "gantry_upstream_ttfb_seconds",
-    help: "Time until the upstream's response headers arrived.",
-    labelNames: ["endpoint"] as const,
-    buckets: TTFB_BUCKETS,
-    registers,
-  });
+  const http = new CounterCells("gantry_http_requests_total", "HTTP requests by route template, method and status.", ["route", "method", "status"], registry);
+  const gatewayRequests = new CounterCells("gantry_gateway_requests_total", "Gateway requests by endpoint and status.", ["endpoint", "status"], registry);
+  const refusals = new CounterCells("gantry_admission_refusals_total", "Gateway requests refused by admission, by error code.", ["code"], registry);
+  const duration = new HistogramCells(
+    "gantry_gateway_request_duration_seconds",
+    "Total time of a gateway request, from arrival to the end of its reply.",
+    ["endpoint"],
+    DURATION_BUCKETS,
+    registry,
+  );
+  const ttfb = new HistogramCells("gantry_upstream_ttfb_seconds", "Time until the upstream's response headers arrived.", ["endpoint"], TTFB_BUCKETS, registry);
   const tokens = new Counter({
     name: "gantry_tokens_total",
     help: "Tokens of settled gateway requests, by direction.",
@@ -183,30 +163,30 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
     },
   });
 
-  type HttpChild = ReturnType<typeof http.labels>;
-  const httpChild = (() => {
-    const byRoute = new Map<string, (method: string, status: number) => HttpChild>();
+  type HttpCell = ReturnType<typeof http.cell>;
+  const httpCell = (() => {
+    const byRoute = new Map<string, (method: string, status: number) => HttpCell>();
     return (route: string, method: string, status: number) => {
       let byMethod = byRoute.get(route);
-      if (!byMethod) byRoute.set(route, (byMethod = cache2((m, s) => http.labels(route, m, s))));
+      if (!byMethod) byRoute.set(route, (byMethod = cache2((m, s) => http.cell(route, m, s))));
       return byMethod(method, status);
     };
   })();
-  const gatewayChild = cache2((endpoint, status) => gatewayRequests.labels(endpoint, status));
-  const refusalChild = cache2((code) => refusals.labels(code));
-  const durationChild = cache2((endpoint) => duration.labels(endpoint));
-  const ttfbChild = cache2((endpoint) => ttfb.labels(endpoint));
+  const gatewayCell = cache2((endpoint, status) => gatewayRequests.cell(endpoint, status));
+  const refusalCell = cache2((code) => refusals.cell(code));
+  const durationCell = cache2((endpoint) => duration.cell(endpoint));
+  const ttfbCell = cache2((endpoint) => ttfb.cell(endpoint));
 
   return {
     registry,
     gatewayRequest(endpoint, status, errorCode, seconds, upstreamTtfbMs) {
-      gatewayChild(endpoint, status).inc();
-      durationChild(endpoint, "").observe(seconds);
-      if (upstreamTtfbMs !== null) ttfbChild(endpoint, "").observe(upstreamTtfbMs / 1000);
-      if (errorCode !== null && ADMISSION_CODES.has(errorCode)) refusalChild(errorCode, "").inc();
+      gatewayCell(endpoint, status).value++;
+      durationCell(endpoint, "").observe(seconds);
+      if (upstreamTtfbMs !== null) ttfbCell(endpoint, "").observe(upstreamTtfbMs / 1000);
+      if (errorCode !== null && ADMISSION_CODES.has(errorCode)) refusalCell(errorCode, "").value++;
     },
     httpRequest(route, method, status) {
-      httpChild(route, method, status).inc();
+      httpCell(route, method, status).value++;
     },
     tokensSettled(input, output) {
       if (input > 0) inputTokens.inc(input);

@@ -30,7 +30,30 @@ export interface PublicUrlInput {
   peer: string;
 }
 
+/**
+ * Answers for requests without forwarding headers depend only on the scheme and Host, so they are kept (per
+ * config; bounded, since clients choose the Host).
+ */
+const memos = new WeakMap<object, Map<string, string>>();
+const MEMO_ENTRIES = 256;
+
 export function publicBaseUrl(request: Request, config: Pick<Config, "publicUrl" | "trustedProxies">): string {
+  const host = request.headers.get("host");
+  const simple = host !== null && !config.publicUrl && !request.headers.has("x-forwarded-host") && !request.headers.has("x-forwarded-proto");
+  if (!simple) return resolveFromRequest(request, config);
+  let memo = memos.get(config);
+  if (!memo) memos.set(config, (memo = new Map()));
+  const key = (request.url.startsWith("https:") ? "s " : "p ") + host;
+  let base = memo.get(key);
+  if (base === undefined) {
+    base = resolveFromRequest(request, config);
+    if (memo.size >= MEMO_ENTRIES) memo.clear();
+    memo.set(key, base);
+  }
+  return base;
+}
+
+function resolveFromRequest(request: Request, config: Pick<Config, "publicUrl" | "trustedProxies">): string {
   return resolvePublicBaseUrl(
     {
       host: request.headers.get("host"),

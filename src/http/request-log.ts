@@ -5,7 +5,7 @@
  *
  * The label is the route template (`/admin/api/keys/:id`), never the raw path, so the metric's cardinality
  * is bounded by the routes we define; requests that match no route share one label. Duration is the time
- * until the reply (headers) was handed over; a download or stream continues after that.
+ * until the handler returned its reply; a download or stream continues after that.
  *
  * Headers are not added here on purpose: any header Elysia has to merge makes it copy the Response (and
  * re-wrap a streamed body), which gateway streams and downloads must not pay for.
@@ -26,43 +26,56 @@ const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
 /** Methods outside this set share one label: a client could otherwise invent label values. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/** What we keep on Elysia's per-request context object (which exists anyway; no extra allocation). */
-export interface Observed {
-  request: Request;
-  path: string;
-  gantryStart?: number;
-  gantryRequestId?: string;
+/**
+ * What we keep per request, keyed by the Request object. Hooks take only the context fields they use: a hook
+ * that hands the whole context to a function makes Elysia assume every route reads cookies, query, headers
+ * and body, and parse them all on every request.
+ */
+interface RequestState {
+  start: number;
+  requestId?: string;
+}
+
+const states = new WeakMap<Request, RequestState>();
+
+function stateOf(request: Request): RequestState {
+  let state = states.get(request);
+  if (!state) states.set(request, (state = { start: performance.now() }));
+  return state;
 }
 
 /** The request's id, made once: the caller's X-Request-Id when it looks like an id, else a new one. */
-export function requestIdOf(ctx: Observed): string {
-  return (ctx.gantryRequestId ??= requestIdFor(ctx.request));
+export function requestIdOf(request: Request): string {
+  const state = stateOf(request);
+  return (state.requestId ??= requestIdFor(request));
 }
 
-export type RecordRequest = (ctx: Observed, route: string, status: number) => void;
+export type RecordRequest = (request: Request, route: string, status: number) => void;
 
-function statusOf(ctx: { set: { status?: number | string }; responseValue?: unknown }): number {
-  const value = ctx.responseValue;
+function statusOf(set: { status?: number | string }, value: unknown): number {
   if (value instanceof Response) return value.status;
-  return typeof ctx.set.status === "number" ? ctx.set.status : 200;
+  return typeof set.status === "number" ? set.status : 200;
 }
 
 export function requestLog(deps: AppDeps): { plugin: Elysia<any, any, any, any, any, any, any>; record: RecordRequest } {
-  const record: RecordRequest = (ctx, route, status) => {
-    const method = METHODS.has(ctx.request.method) ? ctx.request.method : "OTHER";
+  const record: RecordRequest = (request, route, status) => {
+    const method = METHODS.has(request.method) ? request.method : "OTHER";
     deps.metrics?.httpRequest(route, method, status);
     if (SELF_LOGGED.has(route)) return;
     const level = QUIET.has(route) || route.endsWith("/assets/:name") ? "debug" : "info";
     if (!deps.log.enabled(level)) return;
-    const durationMs = ctx.gantryStart === undefined ? undefined : Math.round((performance.now() - ctx.gantryStart) * 10) / 10;
-    deps.log[level]("request", { requestId: requestIdOf(ctx), route, method, status, durationMs });
+    const state = states.get(request);
+    const durationMs = state === undefined ? undefined : Math.round((performance.now() - state.start) * 10) / 10;
+    deps.log[level]("request", { requestId: requestIdOf(request), route, method, status, durationMs });
   };
   const plugin = new Elysia({ name: "request-log" })
-    .onRequest((ctx) => {
-      (ctx as unknown as Observed).gantryStart = performance.now();
+    .onRequest(({ request }) => {
+      states.set(request, { start: performance.now() });
     })
-    .onAfterResponse({ as: "global" }, (ctx) => {
-      record(ctx as unknown as Observed, (ctx as { route?: string }).route || UNMATCHED_ROUTE, statusOf(ctx as never));
+    // After the handler, not after the response: Elysia runs afterResponse hooks in a setImmediate of their
+    // own per request. Errors are recorded where they are rendered (app.ts), refusals by the access guard.
+    .onAfterHandle({ as: "global" }, ({ request, route, set, responseValue }) => {
+      record(request, route || UNMATCHED_ROUTE, statusOf(set, responseValue));
     });
   return { plugin, record };
 }

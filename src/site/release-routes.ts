@@ -17,8 +17,7 @@ const ONLINE_WINDOW_SECONDS = 300;
 
 export function releaseRoutes(deps: AppDeps) {
   const { store, downloads } = deps.releases;
-  const generation = deps.db.query("SELECT value FROM meta WHERE key = 'releases_generation'");
-  const documents = new DocumentCache(() => Number((generation.get() as { value: string } | null)?.value ?? 0));
+  const documents = new DocumentCache(() => store.generation.stamp());
   return (
     new Elysia({ name: "site-releases" })
       /**

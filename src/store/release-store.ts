@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import type { Arch, Asset, Platform, Release } from "../site/types.ts";
 import { normalizeVersion } from "../site/versions.ts";
+import { ReleasesGeneration } from "./releases-generation.ts";
 
 export type ReleaseOrigin = "manual" | "github";
 
@@ -186,10 +187,15 @@ export function versionKey(version: string): string {
 }
 
 export class ReleaseStore {
+  /** Moves on every change of releases or assets (see releases-generation.ts). */
+  readonly generation: ReleasesGeneration;
+
   constructor(
     private readonly db: Database,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.generation = new ReleasesGeneration(db);
+  }
 
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
@@ -230,6 +236,7 @@ export class ReleaseStore {
   }
 
   createRelease(input: NewRelease): ReleaseRecord {
+    this.generation.touch();
     const ts = this.now();
     const r = this.db
       .query(
@@ -267,12 +274,14 @@ export class ReleaseStore {
       values.push(sqlValue(changes[k]));
     }
     if (sets.length === 0) return;
+    this.generation.touch();
     this.db.query(`UPDATE releases SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, this.now(), id);
   }
 
   /** Deletes a release and (by cascade) its assets, tokens and counts; returns the digests it referenced. */
   deleteRelease(id: number): string[] {
     const shas = (this.db.query("SELECT DISTINCT sha256 FROM release_assets WHERE release_id = ? AND sha256 != ''").all(id) as Array<{ sha256: string }>).map((r) => r.sha256);
+    this.generation.touch();
     this.db.query("DELETE FROM releases WHERE id = ?").run(id);
     return shas;
   }
@@ -294,6 +303,7 @@ export class ReleaseStore {
       this.updateAsset(existing.id, fields);
       return this.getAsset(existing.id)!;
     }
+    this.generation.touch();
     const ts = this.now();
     const cols = ["release_id", "name", "created_at", "updated_at"];
     const values: Array<string | number | null> = [releaseId, name, ts, ts];
@@ -317,10 +327,12 @@ export class ReleaseStore {
       values.push(sqlValue(fields[k]));
     }
     if (sets.length === 0) return;
+    this.generation.touch();
     this.db.query(`UPDATE release_assets SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, this.now(), id);
   }
 
   deleteAsset(id: number): void {
+    this.generation.touch();
     this.db.query("DELETE FROM release_assets WHERE id = ?").run(id);
   }
 
