@@ -2,7 +2,6 @@
  * Structured logging: one JSON line per event on stdout (human-readable when stdout is a terminal).
  * Callers pass fields, never secrets: keys are logged by id, tokens not at all.
  */
-import { writeSync } from "node:fs";
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -17,14 +16,15 @@ export interface Logger {
 
 /**
  * Log lines are buffered and written together, at most FLUSH_MS after the first one or once FLUSH_BYTES have
- * gathered: one write call for many requests instead of one per request (a write per line, or even per turn
- * of the event loop, was several percent of a small request's CPU). Whatever is still buffered is written
- * synchronously when the process exits.
+ * gathered, through Bun's FileSink for stdout: one write for many requests instead of one per request, and
+ * none of process.stdout's stream machinery (which cost a quarter of /v1/models' throughput). Whatever is
+ * still buffered is handed over when the process exits.
  */
 const FLUSH_MS = 25;
 const FLUSH_BYTES = 64 * 1024;
 
 function bufferedStdout(): (line: string) => void {
+  const sink = Bun.stdout.writer();
   let pending = "";
   let timer: ReturnType<typeof setTimeout> | null = null;
   const flush = () => {
@@ -33,12 +33,14 @@ function bufferedStdout(): (line: string) => void {
     if (pending === "") return;
     const text = pending;
     pending = "";
-    process.stdout.write(text);
+    sink.write(text);
+    void sink.flush();
   };
   process.on("exit", () => {
     if (pending === "") return;
     try {
-      writeSync(1, pending);
+      sink.write(pending);
+      void sink.flush();
     } catch {
       // stdout is gone: nothing left to tell
     }
@@ -51,6 +53,18 @@ function bufferedStdout(): (line: string) => void {
   };
 }
 
+/** Many lines share a millisecond: format its timestamp once. */
+let isoMs = -1;
+let isoText = "";
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
 let sharedStdout: ((line: string) => void) | null = null;
 
 export function createLogger(
@@ -61,12 +75,15 @@ export function createLogger(
   const min = RANK[level];
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;
-    const time = new Date().toISOString();
+    const time = isoNow();
     if (pretty) {
       const rest = fields ? " " + Object.entries(fields).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ") : "";
       write(`${time} ${lvl.toUpperCase().padEnd(5)} ${msg}${rest}`);
     } else {
-      write(JSON.stringify({ time, level: lvl, msg, ...fields }));
+      // The same line JSON.stringify({ time, level, msg, ...fields }) gives, without copying the fields.
+      const head = `{"time":"${time}","level":"${lvl}","msg":${JSON.stringify(msg)}`;
+      const rest = fields === undefined ? "{}" : JSON.stringify(fields);
+      write(rest.length > 2 ? `${head},${rest.slice(1)}` : `${head}}`);
     }
   };
   return {

@@ -19,7 +19,17 @@ export function newAdminToken(): string {
 }
 
 export function sha256Hex(text: string): string {
-  return new Bun.CryptoHasher("sha256").update(text).digest("hex");
+  return Bun.SHA256.hash(text, "hex");
+}
+
+/** The raw digest, for comparing with `digestsEqual` without decoding hex on every request. */
+export function sha256Bytes(text: string): Uint8Array {
+  return Bun.SHA256.hash(text) as Uint8Array;
+}
+
+/** Compares two raw digests of equal length without leaking where they differ. */
+export function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** The part of a secret that may be shown to identify it: never enough to use it. */

@@ -22,8 +22,7 @@ export class GatewayCall {
   lease: Lease | null = null;
   model = "";
   upstreamTtfbMs: number | null = null;
-  /** Aborts the upstream request: linked to the caller's disconnect, and used on our own failures. */
-  readonly upstreamAbort = new AbortController();
+  private abort: AbortController | null = null;
   private finished = false;
 
   constructor(
@@ -33,10 +32,21 @@ export class GatewayCall {
   ) {
     this.requestId = requestIdFor(request);
     this.startedAtMs = deps.now();
-    if (request.signal) {
-      if (request.signal.aborted) this.upstreamAbort.abort();
-      else request.signal.addEventListener("abort", () => this.upstreamAbort.abort(), { once: true });
+  }
+
+  /**
+   * Aborts the upstream request: linked to the caller's disconnect, and used on our own failures. Made on first
+   * use: a model list answered from the cache never calls the upstream.
+   */
+  get upstreamAbort(): AbortController {
+    if (this.abort) return this.abort;
+    const abort = (this.abort = new AbortController());
+    const signal = this.request.signal;
+    if (signal) {
+      if (signal.aborted) abort.abort();
+      else signal.addEventListener("abort", () => abort.abort(), { once: true });
     }
+    return abort;
   }
 
   private key: CachedKey | null = null;

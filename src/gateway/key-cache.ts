@@ -4,11 +4,13 @@
  * made by the CLI in another process takes effect within one second).
  */
 import type { ApiKey, KeyStore, KeyUsageTotals } from "../store/keys";
-import { hashesEqual, sha256Hex } from "../secrets";
+import { digestsEqual, sha256Bytes } from "../secrets";
 import { compileModelPermission, type ModelMatcher } from "./limits/model-match";
 
 export interface CachedKey {
   key: ApiKey;
+  /** The stored SHA-256 of the secret, decoded once. */
+  digest: Uint8Array;
   allowsModel: ModelMatcher;
   /** Running totals: loaded from the database, advanced in memory as requests settle. */
   usage: KeyUsageTotals;
@@ -49,6 +51,7 @@ export class KeyCache {
     for (const key of this.store.list()) {
       const cached: CachedKey = {
         key,
+        digest: Buffer.from(key.hash, "hex"),
         allowsModel: compileModelPermission(key.modelMode, key.models),
         usage: usage.get(key.id) ?? { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0, spent: 0 },
       };
@@ -63,9 +66,9 @@ export class KeyCache {
 
   /** The key a secret belongs to, or null. The digest found is compared again in constant time. */
   lookup(secret: string): CachedKey | null {
-    const hash = sha256Hex(secret);
-    const found = this.byHash.get(hash);
-    if (!found || !hashesEqual(found.key.hash, hash)) return null;
+    const digest = sha256Bytes(secret);
+    const found = this.byHash.get(digest.toHex());
+    if (!found || !digestsEqual(found.digest, digest)) return null;
     return found;
   }
 
