@@ -5,6 +5,9 @@ import { AppError } from "../errors";
 export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  // A declared length is the most the server lets through (HTTP/1.1 framing), so the body is read in one go;
+  // a chunked body is counted while it streams in.
+  if (declared !== null && Number(declared) <= maxBytes) return decodeUtf8(await request.bytes());
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -19,9 +22,14 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
     }
     chunks.push(value);
   }
-  const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  return decodeUtf8(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function decodeUtf8(bytes: Uint8Array): string {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     throw new AppError("invalid_json", "The request body is not valid UTF-8.");
   }

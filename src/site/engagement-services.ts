@@ -1,7 +1,7 @@
 /**
  * Announcement, heartbeat and online-statistics services (issue 6), built from the shared context:
  * - announcements: CRUD + re-show with the rules of announcement-input.ts, and the public document;
- * - heartbeats: ingest with group commit (answered after the batch committed);
+ * - heartbeats: ingest with group commit (answered after the batch committed), folded into clients later;
  * - stats: online count and distributions, the per-minute online series and its sampler.
  */
 import type { ServiceContext } from "../service-context";
@@ -14,7 +14,7 @@ export interface EngagementServices {
   announcements: AnnouncementService;
   heartbeats: HeartbeatService;
   stats: ClientStatsService;
-  /** Starts background work (the online sampler); one-shot CLI commands never call it. */
+  /** Starts background work (the online sampler, the heartbeat fold); one-shot CLI commands never call it. */
   start(): void;
   /** Stops timers and flushes pending writes. */
   close(): void;
@@ -31,6 +31,7 @@ export function createEngagementServices(ctx: ServiceContext): EngagementService
     stats,
     start() {
       stats.start();
+      heartbeats.start();
     },
     close() {
       stats.stop();

@@ -1,7 +1,8 @@
 /**
- * Heartbeat ingest with group commit: heartbeats that arrive together are merged per client and written in
- * one transaction, and each request is answered only after its batch committed (WAL + synchronous=FULL),
- * so an acknowledged heartbeat survives the process being killed.
+ * Heartbeat ingest with group commit: heartbeats that arrive together are merged per client and appended to
+ * the journal in one transaction, and each request is answered only after its batch committed (WAL +
+ * synchronous=FULL), so an acknowledged heartbeat survives the process being killed. The journal is folded
+ * into the clients table every FOLD_EVERY_MS, in large batches that share pages (and before any read of it).
  */
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -14,18 +15,20 @@ import { mergeHeartbeats, type HeartbeatRecord } from "./heartbeat-input.ts";
  * At one report a minute per client, 1000 clients make ~17 heartbeats a second, so batches stay small.
  */
 const BATCH = { maxBatch: 1024, maxDelayMs: 0 };
+const FOLD_EVERY_MS = 1000;
 
 export class HeartbeatService {
   private readonly writer: GroupCommit<HeartbeatRecord>;
   /** Committed batches and the heartbeats in them since start (for metrics, and to see grouping work). */
   readonly totals = { batches: 0, heartbeats: 0 };
+  private foldTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
-    store: ClientStore,
+    private readonly store: ClientStore,
     private readonly log: Logger,
   ) {
     this.writer = new GroupCommit<HeartbeatRecord>((items) => {
-      store.writeBatch(mergeHeartbeats(items));
+      store.appendBatch(mergeHeartbeats(items));
       this.totals.batches += 1;
       this.totals.heartbeats += items.length;
     }, BATCH);
@@ -45,12 +48,32 @@ export class HeartbeatService {
     return this.writer.pending;
   }
 
-  /** Writes what is waiting now (stats read after a flush see every acknowledged heartbeat). */
+  /** Folds the journal now and then every FOLD_EVERY_MS (a server; one-shot commands fold when they read). */
+  start(): void {
+    if (this.foldTimer) return;
+    this.foldTimer = setInterval(() => this.fold(), FOLD_EVERY_MS);
+    this.foldTimer.unref?.();
+  }
+
+  private fold(): void {
+    try {
+      this.store.fold();
+    } catch (err) {
+      // Nothing is lost: the rows stay in the journal for the next fold.
+      this.log.warn("heartbeat fold failed", { error: (err as Error).message });
+    }
+  }
+
+  /** Writes what is waiting now and folds it (stats read after a flush see every heartbeat received). */
   flush(): void {
     this.writer.flush();
+    this.fold();
   }
 
   close(): void {
+    if (this.foldTimer) clearInterval(this.foldTimer);
+    this.foldTimer = null;
     this.writer.close();
+    this.fold();
   }
 }

@@ -3,6 +3,9 @@ import type { Database } from "bun:sqlite";
 import type { ClientGroup, OnlineSample } from "../site/client-stats.ts";
 import type { MergedHeartbeat } from "../site/heartbeat-input.ts";
 
+/** Rows folded per transaction: large enough to share pages between clients, small enough not to stall. */
+const FOLD_CHUNK = 4096;
+
 export class ClientStore {
   private readonly upsert;
 
@@ -25,32 +28,60 @@ export class ClientStore {
     );
   }
 
-  /** One transaction per batch (called through GroupCommit): one fsync serves every heartbeat in it. */
-  writeBatch(entries: readonly MergedHeartbeat[]): void {
+  /**
+   * Appends a batch of heartbeats to the journal in one transaction (called through GroupCommit): one fsync
+   * serves every heartbeat in it, and the rows land together at the journal's end.
+   */
+  appendBatch(entries: readonly MergedHeartbeat[]): void {
+    const append = this.db.query(
+      "INSERT INTO heartbeat_journal (client_id, first_at, at, app, version, platform, arch, runtime, locale, count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
     this.db.transaction(() => {
-      for (const e of entries) {
-        this.upsert.run({
-          clientId: e.clientId,
-          firstAt: e.firstAt,
-          at: e.at,
-          app: e.app,
-          version: e.version,
-          platform: e.platform,
-          arch: e.arch,
-          runtime: e.runtime,
-          locale: e.locale,
-          count: e.count,
-        });
-      }
+      for (const e of entries) append.run(e.clientId, e.firstAt, e.at, e.app, e.version, e.platform, e.arch, e.runtime, e.locale, e.count);
     })();
   }
 
+  /**
+   * Moves journalled heartbeats into `clients`, up to `chunk` rows per transaction, until the journal is empty.
+   * Every read of `clients` folds first, so readers (another process too) see every acknowledged heartbeat.
+   * Returns the rows folded.
+   */
+  fold(chunk = FOLD_CHUNK): number {
+    const take = this.db.query(
+      `SELECT id, client_id AS clientId, first_at AS firstAt, at, app, version, platform, arch, runtime, locale, count
+       FROM heartbeat_journal ORDER BY id LIMIT ?`,
+    );
+    const drop = this.db.query("DELETE FROM heartbeat_journal WHERE id <= ?");
+    let total = 0;
+    for (;;) {
+      const folded = this.db
+        .transaction(() => {
+          const rows = take.all(chunk) as Array<MergedHeartbeat & { id: number }>;
+          if (rows.length === 0) return 0;
+          for (const { id: _, ...row } of rows) this.upsert.run(row);
+          drop.run(rows[rows.length - 1]!.id);
+          return rows.length;
+        })
+        .immediate();
+      total += folded;
+      if (folded < chunk) return total;
+    }
+  }
+
+  /** The whole write path in one call: append, then fold (for callers that do not batch, e.g. tests). */
+  writeBatch(entries: readonly MergedHeartbeat[]): void {
+    this.appendBatch(entries);
+    this.fold();
+  }
+
   onlineCount(since: number): number {
+    this.fold();
     return (this.db.query("SELECT COUNT(*) AS n FROM clients WHERE last_seen >= ?").get(since) as { n: number }).n;
   }
 
   /** Online clients grouped by every reported field: far fewer rows than clients, folded in client-stats.ts. */
   onlineGroups(since: number): ClientGroup[] {
+    this.fold();
     return this.db
       .query(
         `SELECT app, version, platform, arch, runtime, locale, COUNT(*) AS clients FROM clients
@@ -60,10 +91,12 @@ export class ClientStore {
   }
 
   knownCount(): number {
+    this.fold();
     return (this.db.query("SELECT COUNT(*) AS n FROM clients").get() as { n: number }).n;
   }
 
   pruneClients(seenBefore: number): number {
+    this.fold();
     return this.db.query("DELETE FROM clients WHERE last_seen < ?").run(seenBefore).changes;
   }
 

@@ -6,7 +6,8 @@ import m001 from "./migrations/001-keys-and-ledger";
 import m002 from "./migrations/002-releases";
 import m003 from "./migrations/003-announcements-heartbeats";
 import m004 from "./migrations/004-releases-generation";
+import m005 from "./migrations/005-heartbeat-journal";
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -20,10 +20,11 @@ const hb = (clientId: string, at = 1): HeartbeatRecord => ({
 function fakeStore(fail = false) {
   const batches: MergedHeartbeat[][] = [];
   const store = {
-    writeBatch(entries: readonly MergedHeartbeat[]) {
+    appendBatch(entries: readonly MergedHeartbeat[]) {
       if (fail) throw new Error("disk I/O error");
       batches.push([...entries]);
     },
+    fold: () => 0,
   } as unknown as ClientStore;
   return { store, batches };
 }

@@ -1,0 +1,68 @@
+/** The heartbeat journal: appended in batches, folded into clients with the same rules as a direct write. */
+import { expect, test } from "bun:test";
+import { openDatabase } from "../../src/store/db";
+import { ClientStore } from "../../src/store/client-store";
+import type { MergedHeartbeat } from "../../src/site/heartbeat-input";
+
+const beat = (clientId: string, at: number, fields: Partial<MergedHeartbeat> = {}): MergedHeartbeat => ({
+  clientId,
+  firstAt: at,
+  at,
+  app: null,
+  version: null,
+  platform: null,
+  arch: null,
+  runtime: null,
+  locale: null,
+  count: 1,
+  ...fields,
+});
+
+function setup() {
+  const db = openDatabase(":memory:");
+  const store = new ClientStore(db);
+  const journal = () => (db.query("SELECT COUNT(*) AS n FROM heartbeat_journal").get() as { n: number }).n;
+  const client = (id: string) => db.query("SELECT * FROM clients WHERE client_id = ?").get(id) as Record<string, unknown> | null;
+  return { db, store, journal, client };
+}
+
+test("appended heartbeats wait in the journal until a fold, which empties it", () => {
+  const { store, journal, client } = setup();
+  store.appendBatch([beat("a", 1000, { version: "1.0.0" }), beat("b", 1000)]);
+  expect(journal()).toBe(2);
+  expect(client("a")).toBeNull();
+  expect(store.fold()).toBe(2);
+  expect(journal()).toBe(0);
+  expect(client("a")).toMatchObject({ version: "1.0.0", count: 1, first_seen: 1000, last_seen: 1000 });
+  expect(store.fold()).toBe(0);
+});
+
+test("several batches of one client fold into one row: counts add, unsent fields keep their value, first_seen stays", () => {
+  const { store, client } = setup();
+  store.appendBatch([beat("a", 1000, { version: "1.0.0", platform: "linux", count: 2 })]);
+  store.appendBatch([beat("a", 2000, { version: "1.1.0" })]);
+  store.appendBatch([beat("a", 1500, { version: "0.9.0", locale: "de" })]); // arrived late: older than what is stored
+  store.fold();
+  expect(client("a")).toMatchObject({ version: "1.1.0", platform: "linux", locale: "", count: 4, first_seen: 1000, last_seen: 2000 });
+});
+
+test("a fold in chunks smaller than the journal still takes every row, in order", () => {
+  const { store, journal, client, db } = setup();
+  for (let i = 0; i < 10; i++) store.appendBatch([beat(`c${i % 3}`, 1000 + i, { version: `1.0.${i}` })]);
+  expect(store.fold(4)).toBe(10);
+  expect(journal()).toBe(0);
+  expect((db.query("SELECT SUM(count) AS n FROM clients").get() as { n: number }).n).toBe(10);
+  expect(client("c0")).toMatchObject({ version: "1.0.9", count: 4 });
+});
+
+test("every read of clients folds first", () => {
+  const { store } = setup();
+  store.appendBatch([beat("a", 5000), beat("b", 5000)]);
+  expect(store.knownCount()).toBe(2);
+  store.appendBatch([beat("c", 6000)]);
+  expect(store.onlineCount(0)).toBe(3);
+  store.appendBatch([beat("d", 7000, { app: "x" })]);
+  expect(store.onlineGroups(6500)).toEqual([{ app: "x", version: "", platform: "", arch: "", runtime: "", locale: "", clients: 1 }]);
+  store.appendBatch([beat("e", 100)]);
+  expect(store.pruneClients(1000)).toBe(1);
+});
