@@ -69,17 +69,10 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
     registry,
   );
   const ttfb = new HistogramCells("gantry_upstream_ttfb_seconds", "Time until the upstream's response headers arrived.", ["endpoint"], TTFB_BUCKETS, registry);
-  const tokens = new Counter({
-    name: "gantry_tokens_total",
-    help: "Tokens of settled gateway requests, by direction.",
-    labelNames: ["direction"] as const,
-    registers,
-  });
-  const inputTokens = tokens.labels("input");
-  const outputTokens = tokens.labels("output");
+  const tokens = new CounterCells("gantry_tokens_total", "Tokens of settled gateway requests, by direction.", ["direction"], registry);
   // Both series exist from the start (at 0), so rate() works from the first scrape.
-  inputTokens.inc(0);
-  outputTokens.inc(0);
+  const inputTokens = tokens.cell("input");
+  const outputTokens = tokens.cell("output");
 
   new Gauge({
     name: "gantry_gateway_in_flight_requests",
@@ -189,8 +182,8 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
       httpCell(route, method, status).value++;
     },
     tokensSettled(input, output) {
-      if (input > 0) inputTokens.inc(input);
-      if (output > 0) outputTokens.inc(output);
+      if (input > 0) inputTokens.value += input;
+      if (output > 0) outputTokens.value += output;
     },
     async exposition() {
       return { contentType: registry.contentType, body: await registry.metrics() };

@@ -9,7 +9,7 @@ const PREFIX = "req_" + Buffer.from(crypto.getRandomValues(new Uint8Array(9))).t
 let counter = 0;
 
 export function newRequestId(): string {
-  return PREFIX + (counter++).toString(36).padStart(8, "0");
+  return PREFIX + (counter++).toString(36);
 }
 
 export function requestIdFor(request: Request): string {

@@ -7,7 +7,7 @@
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { GroupCommit } from "../store/group-commit.ts";
-import type { ClientStore } from "../store/client-store.ts";
+import { FOLD_CHUNK, type ClientStore } from "../store/client-store.ts";
 import { mergeHeartbeats, type HeartbeatRecord } from "./heartbeat-input.ts";
 
 /**
@@ -51,16 +51,30 @@ export class HeartbeatService {
   /** Folds the journal now and then every FOLD_EVERY_MS (a server; one-shot commands fold when they read). */
   start(): void {
     if (this.foldTimer) return;
-    this.foldTimer = setInterval(() => this.fold(), FOLD_EVERY_MS);
+    this.foldTimer = setInterval(() => void this.foldInBackground(), FOLD_EVERY_MS);
     this.foldTimer.unref?.();
   }
 
-  private fold(): void {
+  private folding = false;
+
+  /** In the background: one chunk per turn of the event loop, so requests are served in between. */
+  private async foldInBackground(): Promise<void> {
+    if (this.folding) return;
+    this.folding = true;
     try {
-      this.store.fold();
+      while (this.fold(1) === FOLD_CHUNK) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      this.folding = false;
+    }
+  }
+
+  private fold(maxChunks = Number.POSITIVE_INFINITY): number {
+    try {
+      return this.store.fold(FOLD_CHUNK, maxChunks);
     } catch (err) {
       // Nothing is lost: the rows stay in the journal for the next fold.
       this.log.warn("heartbeat fold failed", { error: (err as Error).message });
+      return 0;
     }
   }
 
