@@ -21,6 +21,7 @@ function queryOf(request: Request): Record<string, string | string[]> {
 
 export function engagementRoutes(deps: AppDeps) {
   const { announcements, heartbeats } = deps.engagement;
+  const reply = JSON.stringify(heartbeatReply());
   return new Elysia({ name: "site-engagement" })
     .get("/api/v1/announcements", ({ request }) =>
       revalidatedJson(request, announcements.document(parseAnnouncementQuery(queryOf(request)))),
@@ -32,7 +33,7 @@ export function engagementRoutes(deps: AppDeps) {
         const { body } = await readJsonObject(request, HEARTBEAT_MAX_BODY_BYTES);
         const record = parseHeartbeat(request.headers.get(CLIENT_ID_HEADER), body, deps.now());
         await heartbeats.record(record);
-        return new Response(JSON.stringify(heartbeatReply()), {
+        return new Response(reply, {
           status: 200,
           headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
         });
