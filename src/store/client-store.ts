@@ -8,28 +8,11 @@ export const FOLD_CHUNK = 512;
 
 export class ClientStore {
   private readonly upsert;
-  private readonly upsertRow;
 
   constructor(private readonly db: Database) {
-    // A field the client did not send (NULL) keeps the stored value; first_seen is never moved.
+    // A field the client did not send (NULL) keeps the stored value; first_seen is never moved. Bound by position
+    // (?1 client id, ?2 first, ?3 at, ?4-?9 fields, ?10 count), straight from a journal row's values.
     this.upsert = db.query(
-      `INSERT INTO clients (client_id, first_seen, last_seen, app, version, platform, arch, runtime, locale, count)
-       VALUES ($clientId, $firstAt, $at, COALESCE($app, ''), COALESCE($version, ''), COALESCE($platform, ''),
-               COALESCE($arch, ''), COALESCE($runtime, ''), COALESCE($locale, ''), $count)
-       ON CONFLICT (client_id) DO UPDATE SET
-         first_seen = MIN(first_seen, $firstAt),
-         last_seen  = MAX(last_seen, $at),
-         app        = CASE WHEN $at >= last_seen THEN COALESCE($app, app) ELSE app END,
-         version    = CASE WHEN $at >= last_seen THEN COALESCE($version, version) ELSE version END,
-         platform   = CASE WHEN $at >= last_seen THEN COALESCE($platform, platform) ELSE platform END,
-         arch       = CASE WHEN $at >= last_seen THEN COALESCE($arch, arch) ELSE arch END,
-         runtime    = CASE WHEN $at >= last_seen THEN COALESCE($runtime, runtime) ELSE runtime END,
-         locale     = CASE WHEN $at >= last_seen THEN COALESCE($locale, locale) ELSE locale END,
-         count      = count + $count`,
-    );
-    // The same, bound by position (?1 client id, ?2 first, ?3 at, ?4-?9 fields, ?10 count): what the fold runs
-    // per row, straight from the journal's row values.
-    this.upsertRow = db.query(
       `INSERT INTO clients (client_id, first_seen, last_seen, app, version, platform, arch, runtime, locale, count)
        VALUES (?1, ?2, ?3, COALESCE(?4, ''), COALESCE(?5, ''), COALESCE(?6, ''), COALESCE(?7, ''), COALESCE(?8, ''), COALESCE(?9, ''), ?10)
        ON CONFLICT (client_id) DO UPDATE SET
@@ -80,7 +63,7 @@ export class ClientStore {
           .transaction(() => {
             const rows = take.values(chunk) as Array<Array<string | number | null>>;
             if (rows.length === 0) return 0;
-            for (const r of rows) this.upsertRow.run(r[0]!, r[1]!, r[2]!, r[3]!, r[4]!, r[5]!, r[6]!, r[7]!, r[8]!, r[9]!);
+            for (const r of rows) this.upsert.run(r[0]!, r[1]!, r[2]!, r[3]!, r[4]!, r[5]!, r[6]!, r[7]!, r[8]!, r[9]!);
             drop.run(rows[rows.length - 1]![10]!);
             return rows.length;
           })
@@ -92,12 +75,6 @@ export class ClientStore {
     } finally {
       this.db.exec("PRAGMA synchronous = FULL");
     }
-  }
-
-  /** The whole write path in one call: append, then fold (for callers that do not batch, e.g. tests). */
-  writeBatch(entries: readonly MergedHeartbeat[]): void {
-    this.appendBatch(entries);
-    this.fold();
   }
 
   onlineCount(since: number): number {
