@@ -56,7 +56,9 @@ export class ClientStore {
     // A fold needs no fsync of its own: it moves rows within the database in one transaction, so losing it to a
     // power cut loses nothing (the journal rows come back with it), and the next heartbeat commit's fsync makes
     // it durable anyway (the WAL is written in order). Synchronous JS: nothing else runs on this connection meanwhile.
-    this.db.exec("PRAGMA synchronous = NORMAL");
+    // (Inside a caller's transaction the level cannot change, and that transaction's commit decides anyway.)
+    const relax = !this.db.inTransaction;
+    if (relax) this.db.exec("PRAGMA synchronous = NORMAL");
     try {
       for (let chunks = 0; chunks < maxChunks; chunks++) {
         const folded = this.db
@@ -73,7 +75,7 @@ export class ClientStore {
       }
       return total;
     } finally {
-      this.db.exec("PRAGMA synchronous = FULL");
+      if (relax) this.db.exec("PRAGMA synchronous = FULL");
     }
   }
 

@@ -68,3 +68,16 @@ test("every read of clients folds first", () => {
   store.appendBatch([beat("e", 100)]);
   expect(store.pruneClients(1000)).toBe(1);
 });
+
+test("a fold leaves the connection at synchronous=FULL, also when called inside a transaction", () => {
+  const { db, store, journal } = setup();
+  const level = () => (db.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous;
+  expect(level()).toBe(2);
+  store.appendBatch([beat("a", 1000)]);
+  store.fold();
+  expect(level()).toBe(2);
+  store.appendBatch([beat("b", 1000)]);
+  db.transaction(() => store.fold())();
+  expect(journal()).toBe(0);
+  expect(level()).toBe(2);
+});
