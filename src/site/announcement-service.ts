@@ -4,7 +4,8 @@
  */
 import type { Database } from "bun:sqlite";
 import { AppError } from "../errors.ts";
-import { buildAnnouncementDocument } from "./announcements.ts";
+import { buildAnnouncementDocument, nextVisibilityChange } from "./announcements.ts";
+import { DocumentCache, type RenderedDocument } from "./document-cache.ts";
 import { reshowKey, resolveAnnouncement, type AnnouncementInput } from "./announcement-input.ts";
 import { AnnouncementStore, type StoredAnnouncement } from "../store/announcement-store.ts";
 import type { AnnouncementDocument, AnnouncementQuery } from "./types.ts";
@@ -19,12 +20,14 @@ export function newDismissKey(): string {
 
 export class AnnouncementService {
   readonly store: AnnouncementStore;
+  private readonly documents: DocumentCache;
 
   constructor(
     db: Database,
     private readonly now: () => number,
   ) {
     this.store = new AnnouncementStore(db);
+    this.documents = new DocumentCache(() => this.store.generation.stamp());
   }
 
   list(): StoredAnnouncement[] {
@@ -65,11 +68,21 @@ export class AnnouncementService {
     return item;
   }
 
-  /**
-   * Read from the table on every request: it holds a handful of rows, and changes made by the CLI in another
-   * process are then visible at once without any cache invalidation.
-   */
+  /** The public document, built from the table (the CLI prints it; the HTTP route uses `rendered`). */
   document(query: AnnouncementQuery): AnnouncementDocument {
     return buildAnnouncementDocument(this.store.list(), query, this.now());
+  }
+
+  /**
+   * The document serialised and tagged, kept per query until an announcement changes (any process) or a time
+   * window opens or closes: the route answers without reading the table or hashing on every request.
+   */
+  rendered(query: AnnouncementQuery): RenderedDocument {
+    const key = `${query.surface}\n${query.app}\n${query.version}\n${query.locale}\n${query.includeTest ? 1 : 0}`;
+    const now = this.now();
+    return this.documents.getUntil(key, now, () => {
+      const items = this.store.list();
+      return { value: buildAnnouncementDocument(items, query, now), expiresAt: nextVisibilityChange(items, now) };
+    });
   }
 }

@@ -232,3 +232,19 @@ export function buildAnnouncementDocument(
 ): AnnouncementDocument {
   return { schema: "app.announcements.v1", surface: query.surface, announcements: filterAnnouncements(items, query, now) };
 }
+
+/**
+ * The first moment after `now` at which an announcement's time window opens or closes: until then the
+ * documents built now stay right (Infinity when no window edge lies ahead).
+ */
+export function nextVisibilityChange(items: readonly Announcement[], now: number): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const item of items) {
+    for (const edge of [item.startAt, item.expiresAt]) {
+      if (edge.trim() === "") continue;
+      const t = Date.parse(edge);
+      if (!Number.isNaN(t) && t > now && t < next) next = t;
+    }
+  }
+  return next;
+}

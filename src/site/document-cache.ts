@@ -1,9 +1,10 @@
 /**
- * Rendered documents (serialised JSON and its ETag) kept until the releases change (the store's generation
- * stamp: this process's own changes at once, a publish by the CLI in another process within a tenth of a
- * second). Far cheaper than reading every release and asset, building, serialising and hashing per request.
+ * Rendered documents (serialised JSON and its ETag) kept until their source changes: the store's generation
+ * stamp (this process's own changes at once, another process's, e.g. the CLI's, within a tenth of a second),
+ * and for documents that depend on the time, until the moment they would read differently. Far cheaper than
+ * reading the rows, building, serialising and hashing on every request.
  */
-import { documentEtag } from "./releases-revalidation";
+import { documentEtag } from "./revalidation";
 
 export interface RenderedDocument {
   body: string;
@@ -12,26 +13,38 @@ export interface RenderedDocument {
   empty: boolean;
 }
 
+interface Entry extends RenderedDocument {
+  /** The entry holds for `builtAt <= now < expiresAt` (a clock set back makes it stale too). */
+  builtAt: number;
+  /** Infinity: only a change of the source ends it. */
+  expiresAt: number;
+}
+
 const MAX_ENTRIES = 256;
 
 export class DocumentCache {
-  private entries = new Map<string, RenderedDocument>();
+  private entries = new Map<string, Entry>();
   private generation = -1;
 
   constructor(private readonly currentGeneration: () => number) {}
 
-  /** The rendered document for `key`, built by `build` when missing or when the releases changed. */
+  /** The rendered document for `key`, built by `build` when missing or when the source changed. */
   get(key: string, build: () => unknown): RenderedDocument {
+    return this.getUntil(key, 0, () => ({ value: build(), expiresAt: Number.POSITIVE_INFINITY }));
+  }
+
+  /** The same for a document that also changes with time: `build` says until when (epoch ms) its value holds. */
+  getUntil(key: string, now: number, build: () => { value: unknown; expiresAt: number }): RenderedDocument {
     const gen = this.currentGeneration();
     if (gen !== this.generation) {
       this.entries.clear();
       this.generation = gen;
     }
     let doc = this.entries.get(key);
-    if (!doc) {
-      const value = build();
+    if (!doc || now >= doc.expiresAt || now < doc.builtAt) {
+      const { value, expiresAt } = build();
       const body = value === null ? "" : JSON.stringify(value);
-      doc = { body, etag: value === null ? "" : documentEtag(body), empty: value === null };
+      doc = { body, etag: value === null ? "" : documentEtag(body), empty: value === null, builtAt: now, expiresAt };
       // Keys include the base URL and query, which callers choose: bound the map.
       if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
       this.entries.set(key, doc);

@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { parseAnnouncementQuery } from "./announcements";
-import { revalidatedJson } from "./announcement-response";
+import { revalidatedBody } from "./revalidation";
 import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeat-input";
 
 /** Repeated parameters stay arrays so the query parser can refuse them instead of picking one. */
@@ -23,9 +23,10 @@ export function engagementRoutes(deps: AppDeps) {
   const { announcements, heartbeats } = deps.engagement;
   const reply = JSON.stringify(heartbeatReply());
   return new Elysia({ name: "site-engagement" })
-    .get("/api/v1/announcements", ({ request }) =>
-      revalidatedJson(request, announcements.document(parseAnnouncementQuery(queryOf(request)))),
-    )
+    .get("/api/v1/announcements", ({ request }) => {
+      const doc = announcements.rendered(parseAnnouncementQuery(queryOf(request)));
+      return revalidatedBody(request, doc.body, doc.etag);
+    })
     .post(
       "/api/v1/client/heartbeat",
       async ({ request }) => {

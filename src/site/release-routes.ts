@@ -8,7 +8,7 @@ import type { AppDeps } from "../deps";
 import { AppError, errorResponse } from "../errors";
 import { publicBaseUrl } from "../http/public-url";
 import { buildLatestDocument, buildLegacyManifest, parseLatestQuery, pickLatestRelease } from "./latest.ts";
-import { DOCUMENT_CACHE_CONTROL, revalidatedBody } from "./releases-revalidation.ts";
+import { DOCUMENT_CACHE_CONTROL, revalidatedBody } from "./revalidation.ts";
 import { DocumentCache } from "./document-cache";
 
 /** The spec's limits: one heartbeat about every 60 s; online = reported within the last 5 minutes. */

@@ -1,5 +1,6 @@
 /** SQL of the announcements table: rows <-> Announcement. No rules here (see announcement-input.ts). */
 import type { Database } from "bun:sqlite";
+import { GenerationStamp } from "./generation-stamp.ts";
 import type { AnnouncementFields } from "../site/announcement-input.ts";
 import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../site/types.ts";
 
@@ -85,7 +86,12 @@ function params(f: AnnouncementFields) {
 const COLUMNS = Object.keys(params({} as AnnouncementFields));
 
 export class AnnouncementStore {
-  constructor(private readonly db: Database) {}
+  /** Moves on every change of announcements (see generation-stamp.ts). */
+  readonly generation: GenerationStamp;
+
+  constructor(private readonly db: Database) {
+    this.generation = new GenerationStamp(db, "announcements_generation");
+  }
 
   list(): StoredAnnouncement[] {
     return (this.db.query("SELECT * FROM announcements ORDER BY id").all() as Row[]).map(fromRow);
@@ -97,6 +103,7 @@ export class AnnouncementStore {
   }
 
   insert(fields: AnnouncementFields, now: number): StoredAnnouncement {
+    this.generation.touch();
     const cols = [...COLUMNS, "created_at", "updated_at"];
     const r = this.db
       .query(`INSERT INTO announcements (${cols.join(", ")}) VALUES (${cols.map((c) => "$" + c).join(", ")}) RETURNING *`)
@@ -105,6 +112,7 @@ export class AnnouncementStore {
   }
 
   update(id: number, fields: AnnouncementFields, now: number): StoredAnnouncement | null {
+    this.generation.touch();
     const set = [...COLUMNS, "updated_at"].map((c) => `${c} = $${c}`).join(", ");
     const r = this.db
       .query(`UPDATE announcements SET ${set} WHERE id = $id RETURNING *`)
@@ -113,6 +121,7 @@ export class AnnouncementStore {
   }
 
   delete(id: number): boolean {
+    this.generation.touch();
     return this.db.query("DELETE FROM announcements WHERE id = ?").run(id).changes === 1;
   }
 }

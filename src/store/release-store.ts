@@ -5,7 +5,7 @@
 import type { Database } from "bun:sqlite";
 import type { Arch, Asset, Platform, Release } from "../site/types.ts";
 import { normalizeVersion } from "../site/versions.ts";
-import { ReleasesGeneration } from "./releases-generation.ts";
+import { GenerationStamp } from "./generation-stamp.ts";
 
 export type ReleaseOrigin = "manual" | "github";
 
@@ -187,14 +187,14 @@ export function versionKey(version: string): string {
 }
 
 export class ReleaseStore {
-  /** Moves on every change of releases or assets (see releases-generation.ts). */
-  readonly generation: ReleasesGeneration;
+  /** Moves on every change of releases or assets (see generation-stamp.ts). */
+  readonly generation: GenerationStamp;
 
   constructor(
     private readonly db: Database,
     private readonly now: () => number,
   ) {
-    this.generation = new ReleasesGeneration(db);
+    this.generation = new GenerationStamp(db, "releases_generation");
   }
 
   transaction<T>(fn: () => T): T {

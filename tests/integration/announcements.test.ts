@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGantry, type Gantry } from "../support/harness.ts";
+import { GENERATION_POLL_MS } from "../../src/store/generation-stamp";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BUN = process.execPath;
@@ -244,6 +245,23 @@ describe("CLI", () => {
       "--locale-text", "reshow"]) {
       expect(r.stdout).toContain(opt);
     }
+  });
+});
+
+describe("a change by the CLI while the server runs", () => {
+  test("is served within a tenth of a second, though the document was cached", async () => {
+    const before = titles(await doc("?surface=home"));
+    expect(before).not.toContain("Late CLI item");
+    const id = cliJson(dir, "create", "--title", "Late CLI item", "--body", "b", "--target-surface", "home", "--start-at", "2020-01-01T00:00:00Z").id;
+    const createdAt = performance.now();
+    let seen = titles(await doc("?surface=home"));
+    while (!seen.includes("Late CLI item") && performance.now() - createdAt < 1000) {
+      await Bun.sleep(5);
+      seen = titles(await doc("?surface=home"));
+    }
+    expect(performance.now() - createdAt).toBeLessThan(GENERATION_POLL_MS + 50);
+    expect(seen).toContain("Late CLI item");
+    cli(dir, "delete", String(id));
   });
 });
 

@@ -1,10 +1,10 @@
-/** The rendered latest documents are cached; a change made through this server shows at once, one made by another process within RELEASES_POLL_MS. */
+/** The rendered latest documents are cached; a change made through this server shows at once, one made by another process within GENERATION_POLL_MS. */
 import { expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGantry } from "../support/harness";
-import { RELEASES_POLL_MS } from "../../src/store/releases-generation";
+import { GENERATION_POLL_MS } from "../../src/store/generation-stamp";
 
 test("a publish by the CLI in another process is seen within a tenth of a second", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gantry-latest-cache-"));
@@ -25,14 +25,14 @@ test("a publish by the CLI in another process is seen within a tenth of a second
     expect(((await (await fetch(`${g.url}/update/latest.json`)).json()) as any).version).toBe("1.0.0");
 
     publish("1.1.0");
-    // Another process's change is seen through the generation counter, read at most every RELEASES_POLL_MS.
+    // Another process's change is seen through the generation counter, read at most every GENERATION_POLL_MS.
     const publishedAt = performance.now();
     let second = await fetch(`${g.url}/api/v1/latest`, { headers: { "if-none-match": etag1 } });
     while (second.status === 304 && performance.now() - publishedAt < 1000) {
       await Bun.sleep(5);
       second = await fetch(`${g.url}/api/v1/latest`, { headers: { "if-none-match": etag1 } });
     }
-    expect(performance.now() - publishedAt).toBeLessThan(RELEASES_POLL_MS + 50);
+    expect(performance.now() - publishedAt).toBeLessThan(GENERATION_POLL_MS + 50);
     expect(second.status).toBe(200);
     expect(((await second.json()) as any).version).toBe("1.1.0");
     expect(((await (await fetch(`${g.url}/update/latest.json`)).json()) as any).version).toBe("1.1.0");

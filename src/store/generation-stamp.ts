@@ -1,13 +1,15 @@
 /**
- * A stamp that moves whenever releases or assets change, so the server can keep rendered documents without a
- * query per request: at once for writes made through this process's ReleaseStore (it calls `touch()`), and
- * within `pollMs` for writes by another process (the CLI), seen through the counter migration 004 keeps.
+ * A stamp that moves whenever a group of tables changes, so the server can keep rendered documents without a
+ * query per request: at once for writes made through this process's store (it calls `touch()`), and within
+ * `pollMs` for writes by another process (the CLI), seen through a counter in `meta` that triggers keep
+ * (migrations 004 for releases and assets, 006 for announcements).
  */
 import type { Database } from "bun:sqlite";
 
-export const RELEASES_POLL_MS = 100;
+/** How stale another process's change may be seen: a tenth of a second. */
+export const GENERATION_POLL_MS = 100;
 
-export class ReleasesGeneration {
+export class GenerationStamp {
   private value = 0;
   private seen = -1;
   private checkedAt = Number.NEGATIVE_INFINITY;
@@ -15,11 +17,12 @@ export class ReleasesGeneration {
 
   constructor(
     db: Database,
-    private readonly pollMs = RELEASES_POLL_MS,
+    metaKey: string,
+    private readonly pollMs = GENERATION_POLL_MS,
     private readonly clock: () => number = () => performance.now(),
   ) {
-    const query = db.query("SELECT value FROM meta WHERE key = 'releases_generation'");
-    this.read = () => Number((query.get() as { value: string } | null)?.value ?? 0);
+    const query = db.query("SELECT value FROM meta WHERE key = ?");
+    this.read = () => Number((query.get(metaKey) as { value: string } | null)?.value ?? 0);
   }
 
   /** Equal stamps mean nothing changed in between (as far as this process can know yet). */

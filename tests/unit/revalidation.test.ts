@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { documentEtag, ifNoneMatchHits, revalidatedJson } from "../../src/site/releases-revalidation";
+import { documentEtag, ifNoneMatchHits, revalidatedJson } from "../../src/site/revalidation";
 
 describe("document revalidation", () => {
   test("strong ETag over the exact body", () => {
@@ -34,4 +34,21 @@ describe("document revalidation", () => {
     const changed = revalidatedJson(new Request("http://x/", { headers: { "if-none-match": etag } }), { a: 2 });
     expect(changed.status).toBe(200);
   });
+});
+
+describe("ifNoneMatchHits: RFC 9110 lists, compared weakly", () => {
+  const tag = '"abc"';
+  const cases: Array<[string | null, boolean]> = [
+    [null, false],
+    ['"abc"', true],
+    ['W/"abc"', true],
+    [' W/"abc" ', true],
+    ['"x", W/"abc"', true],
+    ['"x","y"', false],
+    ['"abcd"', false],
+    ["abc", false],
+    ["*", true],
+    ["", false],
+  ];
+  for (const [header, want] of cases) test(`${JSON.stringify(header)} -> ${want}`, () => expect(ifNoneMatchHits(header, tag)).toBe(want));
 });

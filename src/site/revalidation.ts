@@ -1,6 +1,7 @@
 /**
- * Revalidation of the release documents (/api/v1/latest, /update/latest.json): `Cache-Control: no-cache`,
- * a strong ETag over the exact body, and 304 on a matching If-None-Match. Pure.
+ * Revalidation of the site's documents (/api/v1/latest, /update/latest.json, /api/v1/announcements):
+ * `Cache-Control: no-cache` (caches may store a reply but must ask us before using it), a strong ETag over the
+ * exact body, and 304 on a matching If-None-Match. Pure.
  */
 
 /** Every cache must ask us before reusing a copy, so no client keeps an old version (spec). */
