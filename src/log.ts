@@ -27,26 +27,34 @@ function bufferedStdout(): (line: string) => void {
   const sink = Bun.stdout.writer();
   let pending = "";
   let timer: ReturnType<typeof setTimeout> | null = null;
+  // Once stdout is gone (the reader of a pipe exited: EPIPE), lines are dropped: there is no one left to tell,
+  // and the server must go on serving.
+  let gone = false;
+  const lose = () => {
+    gone = true;
+    pending = "";
+  };
+  const write = (text: string) => {
+    if (gone) return;
+    try {
+      sink.write(text);
+      const done = sink.flush();
+      if (done instanceof Promise) done.catch(lose);
+    } catch {
+      lose();
+    }
+  };
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = null;
     if (pending === "") return;
     const text = pending;
     pending = "";
-    sink.write(text);
-    void sink.flush();
+    write(text);
   };
-  process.on("exit", () => {
-    if (pending === "") return;
-    try {
-      sink.write(pending);
-      void sink.flush();
-    } catch {
-      // stdout is gone: nothing left to tell
-    }
-    pending = "";
-  });
+  process.on("exit", flush);
   return (line) => {
+    if (gone) return;
     pending += line + "\n";
     if (pending.length >= FLUSH_BYTES) flush();
     else if (!timer) timer = setTimeout(flush, FLUSH_MS);
