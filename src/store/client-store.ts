@@ -52,6 +52,8 @@ export class ClientStore {
       "SELECT client_id, first_at, at, app, version, platform, arch, runtime, locale, count, id FROM heartbeat_journal ORDER BY id LIMIT ?",
     );
     const drop = this.db.query("DELETE FROM heartbeat_journal WHERE id <= ?");
+    // Nothing journalled (the usual case between heartbeats): no write lock, no pragma.
+    if (this.db.query("SELECT 1 FROM heartbeat_journal LIMIT 1").get() === null) return 0;
     let total = 0;
     // A fold needs no fsync of its own: it moves rows within the database in one transaction, so losing it to a
     // power cut loses nothing (the journal rows come back with it), and the next heartbeat commit's fsync makes
