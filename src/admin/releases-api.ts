@@ -136,6 +136,6 @@ export function releasesApi(deps: AppDeps) {
     })
     .get("/:version/assets/:asset/downloads", ({ params }) => {
       const asset = catalog.findAsset(catalog.find(params.version), params.asset);
-      return { asset: assetView(asset), daily: store.downloadsByDay(asset.id) };
+      return { asset: assetView(asset), daily: deps.releases.downloads.downloadsByDay(asset.id) };
     });
 }

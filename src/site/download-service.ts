@@ -10,10 +10,12 @@ import { serveFromMirror } from "./download-serve.ts";
 import { TOKEN_REASON_TEXT, isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "./download-tokens.ts";
 import type { Mirror } from "./mirror.ts";
 import type { AssetRecord, ReleaseStore } from "../store/release-store.ts";
+import type { DownloadStore } from "../store/download-store.ts";
 import { assetSource } from "./classify.ts";
 
 export interface DownloadDeps {
   store: ReleaseStore;
+  tokens: DownloadStore;
   mirror: Mirror;
   config: Pick<Config, "downloadTokenTtlSeconds">;
   now: () => number;
@@ -50,7 +52,7 @@ export class DownloadService {
     const now = this.deps.now();
     this.purgeNowAndThen(now);
     const token = newDownloadToken();
-    this.deps.store.insertToken({
+    this.deps.tokens.insertToken({
       tokenHash: tokenStorageKey(token),
       assetId: asset.id,
       sha256: asset.sha256,
@@ -61,11 +63,11 @@ export class DownloadService {
   }
 
   async serve(request: Request, token: string): Promise<Response> {
-    const { store } = this.deps;
+    const { store, tokens } = this.deps;
     // Malformed tokens (traversal attempts included) never reach the database.
     if (!isWellFormedToken(token)) return errorResponse(new AppError("not_found", TOKEN_REASON_TEXT.unknown));
     const key = tokenStorageKey(token);
-    const row = store.getToken(key);
+    const row = tokens.getToken(key);
     const asset = row ? store.getAsset(row.assetId) : null;
     const now = this.deps.now();
     const verdict = judgeToken(row, asset?.sha256 ?? null, now);
@@ -74,8 +76,8 @@ export class DownloadService {
     }
     const a = asset!;
     const hooks = {
-      consume: () => store.consumeToken(key, this.deps.now()),
-      count: () => void store.countDownloadOnce(key, a.id, this.deps.now()),
+      consume: () => tokens.consumeToken(key, this.deps.now()),
+      count: () => void tokens.countDownloadOnce(key, a.id, this.deps.now()),
     };
     const meta = { name: a.name, fileType: a.fileType, sha256: a.sha256 };
 
@@ -91,6 +93,11 @@ export class DownloadService {
     return errorResponse(new AppError("not_found", "This file is no longer available."));
   }
 
+  /** Downloads per UTC day for one asset, oldest first. */
+  downloadsByDay(assetId: number): Array<{ day: string; count: number }> {
+    return this.deps.tokens.downloadsByDay(assetId);
+  }
+
   private learnSize(asset: AssetRecord, size: number): void {
     if (asset.size === null && Number.isSafeInteger(size) && size >= 0) this.deps.store.updateAsset(asset.id, { size });
   }
@@ -98,6 +105,6 @@ export class DownloadService {
   private purgeNowAndThen(now: number): void {
     if (now - this.lastPurge < PURGE_EVERY_MS) return;
     this.lastPurge = now;
-    this.deps.store.purgeTokens(now - KEEP_EXPIRED_MS);
+    this.deps.tokens.purgeTokens(now - KEEP_EXPIRED_MS);
   }
 }

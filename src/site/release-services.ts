@@ -7,6 +7,7 @@ import type { ServiceContext } from "../service-context";
 import { DownloadService } from "./download-service.ts";
 import { FileSystemMirror } from "./mirror.ts";
 import { ReleaseCatalog } from "./release-catalog.ts";
+import { DownloadStore } from "../store/download-store.ts";
 import { ReleaseStore } from "../store/release-store.ts";
 import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service.ts";
 
@@ -33,7 +34,7 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
   const store = new ReleaseStore(ctx.db, ctx.now);
   const mirror = new FileSystemMirror(join(ctx.config.dataDir, "mirror"));
   const catalog = new ReleaseCatalog(store, mirror, ctx.now);
-  const downloads = new DownloadService({ store, mirror, config: ctx.config, now: ctx.now, fetch: ctx.fetch, log: ctx.log });
+  const downloads = new DownloadService({ store, tokens: new DownloadStore(ctx.db), mirror, config: ctx.config, now: ctx.now, fetch: ctx.fetch, log: ctx.log });
   const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch: ctx.fetch });
   const timers: Array<ReturnType<typeof setTimeout>> = [];
   const abort = new AbortController();

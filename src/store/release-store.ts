@@ -64,16 +64,6 @@ export interface AssetFields {
   mirrorPending?: boolean;
 }
 
-export interface TokenRecord {
-  tokenHash: string;
-  assetId: number;
-  sha256: string;
-  createdAt: number;
-  expiresAt: number;
-  consumedAt: number | null;
-  counted: boolean;
-}
-
 interface ReleaseRow {
   id: number;
   version: string;
@@ -375,66 +365,5 @@ export class ReleaseStore {
   releaseLease(name: string, owner: string): void {
     const key = `lease:${name}`;
     this.db.query("DELETE FROM meta WHERE key = ? AND json_extract(value, '$.owner') = ?").run(key, owner);
-  }
-
-  // Download tokens ---------------------------------------------------------------------------------------
-
-  insertToken(t: Omit<TokenRecord, "consumedAt" | "counted">): void {
-    this.db
-      .query("INSERT INTO download_tokens (token_hash, asset_id, sha256, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
-      .run(t.tokenHash, t.assetId, t.sha256, t.createdAt, t.expiresAt);
-  }
-
-  getToken(tokenHash: string): TokenRecord | null {
-    const r = this.db.query("SELECT * FROM download_tokens WHERE token_hash = ?").get(tokenHash) as {
-      token_hash: string;
-      asset_id: number;
-      sha256: string;
-      created_at: number;
-      expires_at: number;
-      consumed_at: number | null;
-      counted: number;
-    } | null;
-    if (!r) return null;
-    return {
-      tokenHash: r.token_hash,
-      assetId: r.asset_id,
-      sha256: r.sha256,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      consumedAt: r.consumed_at,
-      counted: r.counted === 1,
-    };
-  }
-
-  /** Marks the token used; false when another request got there first (one atomic UPDATE decides). */
-  consumeToken(tokenHash: string, at: number): boolean {
-    return this.db.query("UPDATE download_tokens SET consumed_at = ? WHERE token_hash = ? AND consumed_at IS NULL").run(at, tokenHash).changes === 1;
-  }
-
-  /**
-   * Counts one download for the token's asset the first time a GET served bytes through it, so a client that
-   * fetches a file in many ranges still counts once. Returns whether this call counted.
-   */
-  countDownloadOnce(tokenHash: string, assetId: number, at: number): boolean {
-    return this.transaction(() => {
-      const won = this.db.query("UPDATE download_tokens SET counted = 1 WHERE token_hash = ? AND counted = 0").run(tokenHash).changes === 1;
-      if (!won) return false;
-      const day = new Date(at).toISOString().slice(0, 10);
-      this.db
-        .query("INSERT INTO download_counts (asset_id, day, count) VALUES (?, ?, 1) ON CONFLICT(asset_id, day) DO UPDATE SET count = count + 1")
-        .run(assetId, day);
-      return true;
-    });
-  }
-
-  /** Forgets tokens that expired before `before` (they answer 404 afterwards instead of 410). */
-  purgeTokens(before: number): number {
-    return this.db.query("DELETE FROM download_tokens WHERE expires_at < ?").run(before).changes;
-  }
-
-  /** Downloads per UTC day for one asset, oldest first. */
-  downloadsByDay(assetId: number): Array<{ day: string; count: number }> {
-    return this.db.query("SELECT day, count FROM download_counts WHERE asset_id = ? ORDER BY day").all(assetId) as Array<{ day: string; count: number }>;
   }
 }
