@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/sse/decode.ts";
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
+import type { HeartbeatRecord, MergedHeartbeat } from "../../src/site/heartbeat-input.ts";
 
 const DIR = join(import.meta.dir, "..", "fixtures", "responses");
 
@@ -42,4 +43,14 @@ export function decodeChunks(chunks: Array<Uint8Array | string>): SseEvent[] {
   for (const c of chunks) events.push(...d.push(c));
   events.push(...d.end());
   return events;
+}
+
+/** A heartbeat as parsed: every optional field unsent (null) unless given. */
+export function heartbeatRecord(clientId: string, at = 1, over: Partial<HeartbeatRecord> = {}): HeartbeatRecord {
+  return { clientId, at, app: null, version: null, platform: null, arch: null, runtime: null, locale: null, ...over };
+}
+
+/** The same after merging (what the journal stores): one report first seen at `at`, unless `over` says otherwise. */
+export function mergedHeartbeat(clientId: string, at: number, over: Partial<MergedHeartbeat> = {}): MergedHeartbeat {
+  return { ...heartbeatRecord(clientId, at), firstAt: at, count: 1, ...over };
 }

@@ -2,21 +2,9 @@
 import { expect, test } from "bun:test";
 import { openDatabase } from "../../src/store/db";
 import { ClientStore } from "../../src/store/client-store";
-import type { MergedHeartbeat } from "../../src/site/heartbeat-input";
+import { mergedHeartbeat } from "../support/fixtures";
 
-const beat = (clientId: string, at: number, fields: Partial<MergedHeartbeat> = {}): MergedHeartbeat => ({
-  clientId,
-  firstAt: at,
-  at,
-  app: null,
-  version: null,
-  platform: null,
-  arch: null,
-  runtime: null,
-  locale: null,
-  count: 1,
-  ...fields,
-});
+const beat = mergedHeartbeat;
 
 function setup() {
   const db = openDatabase(":memory:");

@@ -6,8 +6,8 @@ import {
   mergeHeartbeats,
   parseHeartbeat,
   resolveClientId,
-  type HeartbeatRecord,
 } from "../../src/site/heartbeat-input.ts";
+import { heartbeatRecord } from "../support/fixtures.ts";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");
 
@@ -121,17 +121,7 @@ describe("parseHeartbeat", () => {
 });
 
 describe("mergeHeartbeats", () => {
-  const hb = (clientId: string, at: number, over: Partial<HeartbeatRecord> = {}): HeartbeatRecord => ({
-    clientId,
-    at,
-    app: null,
-    version: null,
-    platform: null,
-    arch: null,
-    runtime: null,
-    locale: null,
-    ...over,
-  });
+  const hb = heartbeatRecord;
 
   test("one entry per client, counting every report, in first-arrival order", () => {
     const merged = mergeHeartbeats([hb("a", 1), hb("b", 2), hb("a", 3), hb("a", 4)]);

@@ -3,19 +3,11 @@ import { expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
 import type { ClientStore } from "../../src/store/client-store.ts";
-import type { HeartbeatRecord, MergedHeartbeat } from "../../src/site/heartbeat-input.ts";
+import type { MergedHeartbeat } from "../../src/site/heartbeat-input.ts";
 import { HeartbeatService } from "../../src/site/heartbeat-service.ts";
+import { heartbeatRecord } from "../support/fixtures.ts";
 
-const hb = (clientId: string, at = 1): HeartbeatRecord => ({
-  clientId,
-  at,
-  app: null,
-  version: null,
-  platform: null,
-  arch: null,
-  runtime: null,
-  locale: null,
-});
+const hb = heartbeatRecord;
 
 function fakeStore(fail = false) {
   const batches: MergedHeartbeat[][] = [];
