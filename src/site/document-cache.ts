@@ -30,25 +30,34 @@ export class DocumentCache {
 
   /** The rendered document for `key`, built by `build` when missing or when the source changed. */
   get(key: string, build: () => unknown): RenderedDocument {
-    return this.getUntil(key, 0, () => ({ value: build(), expiresAt: Number.POSITIVE_INFINITY }));
+    return this.lookup(key, 0) ?? this.keep(key, build(), 0, Number.POSITIVE_INFINITY);
   }
 
   /** The same for a document that also changes with time: `build` says until when (epoch ms) its value holds. */
   getUntil(key: string, now: number, build: () => { value: unknown; expiresAt: number }): RenderedDocument {
+    const hit = this.lookup(key, now);
+    if (hit) return hit;
+    const { value, expiresAt } = build();
+    return this.keep(key, value, now, expiresAt);
+  }
+
+  /** The entry for `key` if it still holds at `now` (everything is dropped once the source moved). */
+  private lookup(key: string, now: number): Entry | null {
     const gen = this.currentGeneration();
     if (gen !== this.generation) {
       this.entries.clear();
       this.generation = gen;
     }
-    let doc = this.entries.get(key);
-    if (!doc || now >= doc.expiresAt || now < doc.builtAt) {
-      const { value, expiresAt } = build();
-      const body = value === null ? "" : JSON.stringify(value);
-      doc = { body, etag: value === null ? "" : documentEtag(body), empty: value === null, builtAt: now, expiresAt };
-      // Keys include the base URL and query, which callers choose: bound the map.
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-      this.entries.set(key, doc);
-    }
+    const doc = this.entries.get(key);
+    return doc && now >= doc.builtAt && now < doc.expiresAt ? doc : null;
+  }
+
+  private keep(key: string, value: unknown, now: number, expiresAt: number): Entry {
+    const body = value === null ? "" : JSON.stringify(value);
+    const doc: Entry = { body, etag: value === null ? "" : documentEtag(body), empty: value === null, builtAt: now, expiresAt };
+    // Keys include the base URL and query, which callers choose: bound the map.
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    this.entries.set(key, doc);
     return doc;
   }
 }
