@@ -62,12 +62,26 @@ export function keyFieldsFrom(input: KeyInput): KeyFields {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function keyView(key: ApiKey, usage: KeyUsageTotals) {
+/**
+ * What a key can do right now, in admission's order: a disabled key is `disabled` whatever its dates, then the
+ * validity period. `status` stays the stored switch; `state` is what operators need to see.
+ */
+export type KeyState = "active" | "disabled" | "expired" | "not_yet_valid";
+
+export function keyState(key: Pick<ApiKey, "status" | "notBefore" | "expiresAt">, now: number): KeyState {
+  if (key.status !== "active") return "disabled";
+  if (key.notBefore !== null && now < key.notBefore) return "not_yet_valid";
+  if (key.expiresAt !== null && now >= key.expiresAt) return "expired";
+  return "active";
+}
+
+export function keyView(key: ApiKey, usage: KeyUsageTotals, now = Date.now()) {
   return {
     id: key.id,
     name: key.name,
     prefix: key.prefix,
     status: key.status,
+    state: keyState(key, now),
     notBefore: iso(key.notBefore),
     expiresAt: iso(key.expiresAt),
     modelMode: key.modelMode,

@@ -39,12 +39,10 @@ export function portalView(key: ApiKey, usage: KeyUsageTotals, daily: UsagePoint
       cost: Number((p?.cost ?? 0).toFixed(6)),
     });
   }
-  const { id: _id, ...view } = keyView(key, usage);
-  const expired = key.expiresAt !== null && now >= key.expiresAt;
-  const notYetValid = key.notBefore !== null && now < key.notBefore;
+  const { id: _id, ...view } = keyView(key, usage, now);
   return {
     object: "portal.key",
-    key: { ...view, state: expired ? "expired" : notYetValid ? "not_yet_valid" : key.status },
+    key: view,
     today: days[days.length - 1],
     last30Days: days.reduce(
       (acc, d) => ({
