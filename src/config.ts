@@ -1,11 +1,13 @@
 /**
- * Settings: flag > environment > gantry.toml in the data dir > default, validated with TypeBox.
+ * Settings: flag > environment > gantry.toml in the data dir > default, each checked on its own so a problem
+ * reads as a sentence that names the setting and what it accepts.
  * The names are a contract with operators (shared/OPERATOR.md); add freely, never rename.
  */
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { parseProxyRange } from "./http/public-url";
 
 type Kind = "string" | "int" | "number" | "bool" | "list" | "json";
 
@@ -17,11 +19,26 @@ interface SettingDef {
   default: unknown;
   secret?: boolean;
   help: string;
+  /** What the setting accepts, in words: a problem reads "<setting>: '<value>' is not <accepts>". */
+  accepts?: string;
+  /** Whether a converted value is acceptable (ints: whole number in [min, max]); unset = any value of the kind. */
+  valid?: (value: any) => boolean;
+  /** For a list: whether one entry is acceptable (`accepts` then describes one entry). */
+  validEntry?: (entry: string) => boolean;
+  /** For JSON: the shape the parsed value must have. */
+  schema?: TSchema;
 }
 
 const PositiveInt = (opts: { minimum?: number; maximum?: number } = {}) =>
   Type.Integer({ minimum: opts.minimum ?? 0, maximum: opts.maximum ?? Number.MAX_SAFE_INTEGER });
 
+const ModelOverrides = Type.Record(Type.String(), Type.Object({ reasoningEffort: Type.Optional(Type.String()) }));
+const Prices = Type.Record(
+  Type.String(),
+  Type.Object({ input: Type.Number({ minimum: 0 }), output: Type.Number({ minimum: 0 }) }),
+);
+
+/** The shape of a resolved configuration. Settings are checked one by one (see SETTINGS) so problems read as sentences. */
 export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
   port: PositiveInt({ maximum: 65535 }),
@@ -38,11 +55,8 @@ export const ConfigSchema = Type.Object({
   keepAliveSeconds: PositiveInt({ minimum: 1, maximum: 3600 }),
   maxBodyBytes: PositiveInt({ minimum: 1024 }),
   defaultInstructions: Type.String(),
-  modelOverrides: Type.Record(Type.String(), Type.Object({ reasoningEffort: Type.Optional(Type.String()) })),
-  prices: Type.Record(
-    Type.String(),
-    Type.Object({ input: Type.Number({ minimum: 0 }), output: Type.Number({ minimum: 0 }) }),
-  ),
+  modelOverrides: ModelOverrides,
+  prices: Prices,
   modelsCacheSeconds: PositiveInt({ maximum: 10 }),
   downloadTokenTtlSeconds: PositiveInt({ minimum: 1 }),
   trustedProxies: Type.Array(Type.String()),
@@ -61,76 +75,122 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>;
 
+/** A whole number in [min, max]. */
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => (v: unknown) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
+const httpUrl = (v: unknown) => typeof v === "string" && /^https?:\/\/[^\s/]+(\/\S*)?$/i.test(v);
+const httpUrlOrEmpty = (v: unknown) => v === "" || httpUrl(v);
+const nonEmpty = (v: unknown) => typeof v === "string" && v.trim() !== "";
+const LOG_LEVELS = ["debug", "info", "warn", "error"];
+const PORT = "a port number (0–65535; 0 picks a free port)";
+const URL_WORDS = "an http:// or https:// URL";
+
 export const SETTINGS: SettingDef[] = [
-  { key: "host", env: "GANTRY_HOST", flag: "host", kind: "string", default: "127.0.0.1", help: "listen address" },
-  { key: "port", env: "GANTRY_PORT", flag: "port", kind: "int", default: 8080, help: "listen port" },
-  { key: "dataDir", env: "GANTRY_DATA_DIR", flag: "data-dir", kind: "string", default: "./data", help: "SQLite database and asset mirror" },
-  { key: "upstreamUrl", env: "GANTRY_UPSTREAM_URL", flag: "upstream-url", kind: "string", default: "", help: "upstream base URL including its version prefix, e.g. https://api.openai.com/v1" },
+  { key: "host", env: "GANTRY_HOST", flag: "host", kind: "string", default: "127.0.0.1", help: "listen address", accepts: "a host name or IP address", valid: nonEmpty },
+  { key: "port", env: "GANTRY_PORT", flag: "port", kind: "int", default: 8080, help: "listen port", accepts: PORT, valid: int(0, 65535) },
+  { key: "dataDir", env: "GANTRY_DATA_DIR", flag: "data-dir", kind: "string", default: "./data", help: "SQLite database and asset mirror", accepts: "a directory path", valid: nonEmpty },
+  { key: "upstreamUrl", env: "GANTRY_UPSTREAM_URL", flag: "upstream-url", kind: "string", default: "", help: "upstream base URL including its version prefix, e.g. https://api.openai.com/v1", accepts: URL_WORDS, valid: httpUrlOrEmpty },
   { key: "upstreamKey", env: "GANTRY_UPSTREAM_KEY", flag: "upstream-key", kind: "string", default: "", secret: true, help: "bearer credential for the upstream" },
   { key: "adminToken", env: "GANTRY_ADMIN_TOKEN", flag: "admin-token", kind: "string", default: "", secret: true, help: "admin bearer token (generated on first start when unset)" },
-  { key: "publicUrl", env: "GANTRY_PUBLIC_URL", flag: "public-url", kind: "string", default: "", help: "fixed external base URL for generated links" },
-  { key: "logLevel", env: "GANTRY_LOG_LEVEL", flag: "log-level", kind: "string", default: "info", help: "debug, info, warn, error" },
-  { key: "upstreamConnectTimeoutMs", env: "GANTRY_UPSTREAM_CONNECT_TIMEOUT_MS", flag: "upstream-connect-timeout-ms", kind: "int", default: 10_000, help: "time allowed to connect to the upstream" },
-  { key: "upstreamFirstByteTimeoutMs", env: "GANTRY_UPSTREAM_FIRST_BYTE_TIMEOUT_MS", flag: "upstream-first-byte-timeout-ms", kind: "int", default: 120_000, help: "time allowed until the upstream's response headers arrive" },
-  { key: "upstreamIdleTimeoutMs", env: "GANTRY_UPSTREAM_IDLE_TIMEOUT_MS", flag: "upstream-idle-timeout-ms", kind: "int", default: 600_000, help: "a streaming upstream silent this long is cut (keep-alives keep the caller's side open meanwhile)" },
-  { key: "upstreamRetries", env: "GANTRY_UPSTREAM_RETRIES", flag: "upstream-retries", kind: "int", default: 0, help: "retries of upstream failures before any byte reached the caller" },
-  { key: "keepAliveSeconds", env: "GANTRY_KEEPALIVE_SECONDS", flag: "keepalive-seconds", kind: "int", default: 15, help: "interval of SSE keep-alive comments on silent streams" },
-  { key: "maxBodyBytes", env: "GANTRY_MAX_BODY_BYTES", flag: "max-body-bytes", kind: "int", default: 16 * 1024 * 1024, help: "largest accepted request body" },
+  { key: "publicUrl", env: "GANTRY_PUBLIC_URL", flag: "public-url", kind: "string", default: "", help: "fixed external base URL for generated links", accepts: URL_WORDS, valid: httpUrlOrEmpty },
+  { key: "logLevel", env: "GANTRY_LOG_LEVEL", flag: "log-level", kind: "string", default: "info", help: "debug, info, warn, error", accepts: `one of ${LOG_LEVELS.join(", ")}`, valid: (v) => LOG_LEVELS.includes(v) },
+  { key: "upstreamConnectTimeoutMs", env: "GANTRY_UPSTREAM_CONNECT_TIMEOUT_MS", flag: "upstream-connect-timeout-ms", kind: "int", default: 10_000, help: "time allowed to connect to the upstream", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
+  { key: "upstreamFirstByteTimeoutMs", env: "GANTRY_UPSTREAM_FIRST_BYTE_TIMEOUT_MS", flag: "upstream-first-byte-timeout-ms", kind: "int", default: 120_000, help: "time allowed until the upstream's response headers arrive", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
+  { key: "upstreamIdleTimeoutMs", env: "GANTRY_UPSTREAM_IDLE_TIMEOUT_MS", flag: "upstream-idle-timeout-ms", kind: "int", default: 600_000, help: "a streaming upstream silent this long is cut (keep-alives keep the caller's side open meanwhile)", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
+  { key: "upstreamRetries", env: "GANTRY_UPSTREAM_RETRIES", flag: "upstream-retries", kind: "int", default: 0, help: "retries of upstream failures before any byte reached the caller", accepts: "a whole number from 0 to 10", valid: int(0, 10) },
+  { key: "keepAliveSeconds", env: "GANTRY_KEEPALIVE_SECONDS", flag: "keepalive-seconds", kind: "int", default: 15, help: "interval of SSE keep-alive comments on silent streams", accepts: "a whole number of seconds from 1 to 3600", valid: int(1, 3600) },
+  { key: "maxBodyBytes", env: "GANTRY_MAX_BODY_BYTES", flag: "max-body-bytes", kind: "int", default: 16 * 1024 * 1024, help: "largest accepted request body", accepts: "a whole number of bytes, at least 1024", valid: int(1024) },
   { key: "defaultInstructions", env: "GANTRY_DEFAULT_INSTRUCTIONS", flag: "default-instructions", kind: "string", default: "You are a helpful assistant.", help: "instructions sent when a request has none" },
-  { key: "modelOverrides", env: "GANTRY_MODEL_OVERRIDES", flag: "model-overrides", kind: "json", default: { "gpt-5.4": { reasoningEffort: "xhigh" } }, help: 'per-model forced settings, JSON: {"gpt-5.4":{"reasoningEffort":"xhigh"}}' },
-  { key: "prices", env: "GANTRY_PRICES", flag: "prices", kind: "json", default: {}, help: 'price per million tokens by model id or glob, JSON: {"gpt-5*":{"input":1.25,"output":10}}' },
-  { key: "modelsCacheSeconds", env: "GANTRY_MODELS_CACHE_SECONDS", flag: "models-cache-seconds", kind: "int", default: 10, help: "how long the upstream model list is cached (at most 10)" },
-  { key: "downloadTokenTtlSeconds", env: "GANTRY_DOWNLOAD_TOKEN_TTL_SECONDS", flag: "download-token-ttl-seconds", kind: "int", default: 600, help: "lifetime of a /dl/ download link" },
-  { key: "trustedProxies", env: "GANTRY_TRUSTED_PROXIES", flag: "trusted-proxies", kind: "list", default: [], help: "comma-separated proxy addresses whose X-Forwarded-* headers count" },
-  { key: "shutdownGraceSeconds", env: "GANTRY_SHUTDOWN_GRACE_SECONDS", flag: "shutdown-grace-seconds", kind: "int", default: 30, help: "how long SIGTERM waits for in-flight requests" },
+  { key: "modelOverrides", env: "GANTRY_MODEL_OVERRIDES", flag: "model-overrides", kind: "json", default: { "gpt-5.4": { reasoningEffort: "xhigh" } }, help: 'per-model forced settings, JSON: {"gpt-5.4":{"reasoningEffort":"xhigh"}}', accepts: 'a JSON object of settings per model id, e.g. {"gpt-5.4":{"reasoningEffort":"xhigh"}}', schema: ModelOverrides },
+  { key: "prices", env: "GANTRY_PRICES", flag: "prices", kind: "json", default: {}, help: 'price per million tokens by model id or glob, JSON: {"gpt-5*":{"input":1.25,"output":10}}', accepts: 'a JSON object of {"input": N, "output": N} prices (at least 0) per model id or glob, e.g. {"gpt-5*":{"input":1.25,"output":10}}', schema: Prices },
+  { key: "modelsCacheSeconds", env: "GANTRY_MODELS_CACHE_SECONDS", flag: "models-cache-seconds", kind: "int", default: 10, help: "how long the upstream model list is cached (at most 10)", accepts: "a whole number of seconds from 0 to 10", valid: int(0, 10) },
+  { key: "downloadTokenTtlSeconds", env: "GANTRY_DOWNLOAD_TOKEN_TTL_SECONDS", flag: "download-token-ttl-seconds", kind: "int", default: 600, help: "lifetime of a /dl/ download link", accepts: "a whole number of seconds, at least 1", valid: int(1) },
+  { key: "trustedProxies", env: "GANTRY_TRUSTED_PROXIES", flag: "trusted-proxies", kind: "list", default: [], help: "comma-separated proxy addresses or CIDR ranges whose X-Forwarded-* headers count", accepts: "an IP address or CIDR range (e.g. 10.0.0.1, 10.0.0.0/8, ::1, fd00::/8)", validEntry: (e) => parseProxyRange(e) !== null },
+  { key: "shutdownGraceSeconds", env: "GANTRY_SHUTDOWN_GRACE_SECONDS", flag: "shutdown-grace-seconds", kind: "int", default: 30, help: "how long SIGTERM waits for in-flight requests", accepts: "a whole number of seconds, at least 0", valid: int(0) },
   { key: "tlsCert", env: "GANTRY_TLS_CERT", flag: "tls-cert", kind: "string", default: "", help: "PEM certificate (chain) file: serve HTTPS; reloaded when the file changes or on SIGHUP" },
   { key: "tlsKey", env: "GANTRY_TLS_KEY", flag: "tls-key", kind: "string", default: "", help: "PEM private key file for --tls-cert" },
-  { key: "httpRedirectPort", env: "GANTRY_HTTP_REDIRECT_PORT", flag: "http-redirect-port", kind: "int", default: 0, help: "with TLS: a plain-HTTP port that only redirects to HTTPS (0 = none)" },
-  { key: "hstsMaxAgeSeconds", env: "GANTRY_HSTS_MAX_AGE_SECONDS", flag: "hsts-max-age-seconds", kind: "int", default: 31_536_000, help: "Strict-Transport-Security max-age on HTTPS replies (0 = no header)" },
+  { key: "httpRedirectPort", env: "GANTRY_HTTP_REDIRECT_PORT", flag: "http-redirect-port", kind: "int", default: 0, help: "with TLS: a plain-HTTP port that only redirects to HTTPS (0 = none)", accepts: "a port number (0–65535; 0 = none)", valid: int(0, 65535) },
+  { key: "hstsMaxAgeSeconds", env: "GANTRY_HSTS_MAX_AGE_SECONDS", flag: "hsts-max-age-seconds", kind: "int", default: 31_536_000, help: "Strict-Transport-Security max-age on HTTPS replies (0 = no header)", accepts: "a whole number of seconds, at least 0", valid: int(0) },
   { key: "syncGithub", env: "GANTRY_SYNC_GITHUB", flag: "sync-github", kind: "string", default: "", help: "OWNER/REPO synced periodically from GitHub Releases" },
-  { key: "syncIntervalMinutes", env: "GANTRY_SYNC_INTERVAL_MINUTES", flag: "sync-interval-minutes", kind: "int", default: 0, help: "minutes between periodic syncs (0 = off)" },
+  { key: "syncIntervalMinutes", env: "GANTRY_SYNC_INTERVAL_MINUTES", flag: "sync-interval-minutes", kind: "int", default: 0, help: "minutes between periodic syncs (0 = off)", accepts: "a whole number of minutes, at least 0", valid: int(0) },
   { key: "syncToken", env: "GANTRY_SYNC_TOKEN", flag: "sync-token", kind: "string", default: "", secret: true, help: "GitHub token for sync" },
-  { key: "syncApiUrl", env: "GANTRY_SYNC_API_URL", flag: "sync-api-url", kind: "string", default: "https://api.github.com", help: "GitHub (or compatible) API base URL for periodic sync" },
+  { key: "syncApiUrl", env: "GANTRY_SYNC_API_URL", flag: "sync-api-url", kind: "string", default: "https://api.github.com", help: "GitHub (or compatible) API base URL for periodic sync", accepts: URL_WORDS, valid: httpUrl },
   { key: "syncPrereleases", env: "GANTRY_SYNC_PRERELEASES", flag: "sync-prereleases", kind: "bool", default: false, help: "periodic sync also mirrors pre-releases" },
   { key: "metricsPublic", env: "GANTRY_METRICS_PUBLIC", flag: "metrics-public", kind: "bool", default: false, help: "serve GET /metrics without the admin token (for a scraper on a private network)" },
 ];
 
+/** Every problem found, each a sentence naming the setting; the message lists them all. */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`invalid settings:\n  ${problems.join("\n  ")}`);
+    super(problems.length === 1 ? `invalid setting: ${problems[0]}` : `invalid settings:\n  ${problems.join("\n  ")}`);
     this.name = "ConfigError";
   }
 }
 
-function convert(def: SettingDef, raw: unknown, source: string): { value?: unknown; problem?: string } {
-  const where = `${def.env} / --${def.flag} (from ${source})`;
-  if (typeof raw !== "string") {
-    // Values from gantry.toml arrive typed already; lists may come as arrays.
-    if (def.kind === "list" && Array.isArray(raw)) return { value: raw.map(String) };
-    return { value: raw };
-  }
-  switch (def.kind) {
-    case "string":
-      return { value: raw };
-    case "int":
-    case "number": {
-      const n = Number(raw.trim());
-      if (raw.trim() === "" || !Number.isFinite(n)) return { problem: `${where}: "${raw}" is not a number` };
-      return { value: n };
+/** How a problem names its setting: `--port (GANTRY_PORT)`, plus where the value came from when not from the flag. */
+function settingLabel(def: SettingDef, source: string): string {
+  return source === "flag" ? `--${def.flag} (${def.env})` : `--${def.flag} (${def.env}, from ${source})`;
+}
+
+/** A value as the operator wrote it, quoted: 'abc', or the TOML value as JSON. */
+function shown(raw: unknown): string {
+  return typeof raw === "string" ? `'${raw}'` : JSON.stringify(raw);
+}
+
+function clip(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/** Converts one value (a string from a flag or the environment; typed from gantry.toml) and checks it. */
+function resolve(def: SettingDef, raw: unknown, source: string): { value?: unknown; problems?: string[] } {
+  const label = settingLabel(def, source);
+  const not = (what: string) => ({ problems: [`${label}: ${shown(raw)} is not ${what}`] });
+  let value: unknown = raw;
+  if (typeof raw === "string") {
+    switch (def.kind) {
+      case "int":
+      case "number":
+        value = raw.trim() === "" ? NaN : Number(raw.trim());
+        break;
+      case "bool":
+        if (/^(1|true|yes|on)$/i.test(raw)) value = true;
+        else if (/^(0|false|no|off)$/i.test(raw)) value = false;
+        else return not("true or false (also: 1/0, yes/no, on/off)");
+        break;
+      case "list":
+        value = raw.split(",").map((s) => s.trim()).filter(Boolean);
+        break;
+      case "json":
+        try {
+          value = JSON.parse(raw);
+        } catch (err) {
+          return { problems: [`${label}: not valid JSON (${(err as Error).message})`] };
+        }
+        break;
     }
-    case "bool":
-      if (/^(1|true|yes|on)$/i.test(raw)) return { value: true };
-      if (/^(0|false|no|off)$/i.test(raw)) return { value: false };
-      return { problem: `${where}: "${raw}" is not a boolean` };
-    case "list":
-      return { value: raw.split(",").map((s) => s.trim()).filter(Boolean) };
-    case "json":
-      try {
-        return { value: JSON.parse(raw) };
-      } catch {
-        return { problem: `${where}: not valid JSON` };
-      }
+  } else if (def.kind === "list" && Array.isArray(raw)) {
+    value = raw.map(String);
   }
+  const kindOk =
+    def.kind === "string" ? typeof value === "string"
+    : def.kind === "int" || def.kind === "number" ? typeof value === "number"
+    : def.kind === "bool" ? typeof value === "boolean"
+    : def.kind === "list" ? Array.isArray(value)
+    : true;
+  if (!kindOk) {
+    const words = { string: "text", int: "a whole number", number: "a number", bool: "true or false", list: "a comma-separated list", json: "" };
+    return not(def.accepts ?? words[def.kind]);
+  }
+  if (def.kind === "int" && !def.valid && !Number.isInteger(value)) return not("a whole number");
+  if (def.validEntry) {
+    const bad = (value as string[]).filter((e) => !def.validEntry!(e));
+    if (bad.length) return { problems: bad.map((e) => `${label}: '${e}' is not ${def.accepts}`) };
+  }
+  if (def.schema && !Value.Check(def.schema, value)) {
+    const at = Value.Errors(def.schema, value).First()?.path;
+    return { problems: [`${label}: ${clip(JSON.stringify(value))} is not ${def.accepts}${at ? ` (problem at ${at})` : ""}`] };
+  }
+  if (def.valid && !def.valid(value)) return not(def.accepts!);
+  return { value };
 }
 
 function tomlKey(def: SettingDef): string {
@@ -143,22 +203,29 @@ function readToml(dataDir: string): Record<string, unknown> {
   try {
     return Bun.TOML.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
   } catch (err) {
-    throw new ConfigError([`${path}: ${(err as Error).message}`]);
+    throw new ConfigError([`${path}: not valid TOML (${(err as Error).message})`]);
   }
+}
+
+export interface LoadOptions {
+  /** For the server: the TLS certificate and key files must be readable (a missing one is a settings problem, not a crash later). */
+  checkFiles?: boolean;
 }
 
 /**
  * Resolves every setting. `flags` holds parsed command-line values keyed by flag name (strings, as typed).
- * Throws ConfigError listing every problem at once, so an operator fixes them in one go.
+ * Throws ConfigError listing every problem at once, each naming the setting and what it accepts, so an
+ * operator fixes them in one go.
  */
 export function loadConfig(
   flags: Record<string, unknown> = {},
   env: Record<string, string | undefined> = process.env,
+  options: LoadOptions = {},
 ): Config {
   const problems: string[] = [];
   const pick = (def: SettingDef, toml: Record<string, unknown>): [unknown, string] | undefined => {
     if (flags[def.flag] !== undefined) return [flags[def.flag], "flag"];
-    if (env[def.env] !== undefined && env[def.env] !== "") return [env[def.env], "environment"];
+    if (env[def.env] !== undefined && env[def.env] !== "") return [env[def.env], "the environment"];
     const t = toml[tomlKey(def)] ?? toml[def.flag];
     if (t !== undefined) return [t, "gantry.toml"];
     return undefined;
@@ -171,36 +238,65 @@ export function loadConfig(
   for (const k of Object.keys(toml)) if (!known.has(k)) problems.push(`gantry.toml: unknown setting "${k}"`);
 
   const out: Record<string, unknown> = {};
+  const bad = new Set<keyof Config>();
   for (const def of SETTINGS) {
     const found = pick(def, toml);
     if (!found) {
       out[def.key] = structuredClone(def.default);
       continue;
     }
-    const { value, problem } = convert(def, found[0], found[1]);
-    if (problem) problems.push(problem);
-    else out[def.key] = value;
+    const r = resolve(def, found[0], found[1]);
+    if (r.problems) {
+      problems.push(...r.problems);
+      bad.add(def.key);
+    } else out[def.key] = r.value;
   }
 
-  if (problems.length === 0 && !Value.Check(ConfigSchema, out)) {
-    for (const e of Value.Errors(ConfigSchema, out)) {
-      const key = e.path.split("/")[1] as keyof Config;
-      const def = SETTINGS.find((s) => s.key === key);
-      const name = def ? `${def.env} / --${def.flag}` : e.path;
-      problems.push(`${name}: ${e.message} (got ${JSON.stringify(e.value)})`);
-    }
+  const ok = (...keys: Array<keyof Config>) => keys.every((k) => !bad.has(k));
+  if (ok("tlsCert", "tlsKey") && Boolean(out.tlsCert) !== Boolean(out.tlsKey)) {
+    problems.push("--tls-cert (GANTRY_TLS_CERT) and --tls-key (GANTRY_TLS_KEY) go together: set both or neither");
   }
-  if (problems.length === 0 && Boolean(out.tlsCert) !== Boolean(out.tlsKey)) {
-    problems.push("GANTRY_TLS_CERT / --tls-cert and GANTRY_TLS_KEY / --tls-key go together: set both or neither");
+  if (ok("httpRedirectPort", "tlsCert") && out.httpRedirectPort && !out.tlsCert) {
+    problems.push("--http-redirect-port (GANTRY_HTTP_REDIRECT_PORT) needs TLS (--tls-cert and --tls-key)");
   }
-  if (problems.length === 0 && out.httpRedirectPort && !out.tlsCert) {
-    problems.push("GANTRY_HTTP_REDIRECT_PORT / --http-redirect-port needs TLS (--tls-cert and --tls-key)");
-  }
+  if (options.checkFiles && ok("tlsCert", "tlsKey")) problems.push(...fileProblems(out as Partial<Config>));
   if (problems.length) throw new ConfigError(problems);
   const config = out as Config;
   config.upstreamUrl = config.upstreamUrl.replace(/\/+$/, "");
   config.publicUrl = config.publicUrl.replace(/\/+$/, "");
   return config;
+}
+
+/** The files the server reads at start (TLS certificate and key), each unreadable one as a problem naming its path. */
+function fileProblems(config: Partial<Config>): string[] {
+  const problems: string[] = [];
+  for (const key of ["tlsCert", "tlsKey"] as const) {
+    const def = SETTINGS.find((s) => s.key === key)!;
+    const path = config[key];
+    const why = path ? unreadable(path) : null;
+    if (why) problems.push(`--${def.flag} (${def.env}): cannot read '${path}' (${why})`);
+  }
+  return problems;
+}
+
+/** For a server started from settings loaded without `checkFiles`: the same check, as a ConfigError. */
+export function checkServerFiles(config: Config): void {
+  const problems = fileProblems(config);
+  if (problems.length) throw new ConfigError(problems);
+}
+
+/** Why a file cannot be read, in words, or null when it can. */
+function unreadable(path: string): string | null {
+  try {
+    if (statSync(path).isDirectory()) return "it is a directory";
+    readFileSync(path);
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return "no such file";
+    if (code === "EACCES" || code === "EPERM") return "permission denied";
+    return (err as Error).message;
+  }
 }
 
 /** A secret's printable form: enough to recognise which one it is, never enough to use it. */

@@ -217,13 +217,24 @@ export function isTrustedPeer(peer: string, trusted: readonly string[]): boolean
   return trusted.some((entry) => ipInRange(ip, entry));
 }
 
+/**
+ * One trusted-proxy entry (`10.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`) as a network and prefix length, or null
+ * when it is neither an address nor a CIDR range. The settings check uses it too, so what is accepted is what matches.
+ */
+export function parseProxyRange(entry: string): { net: ParsedIp; bits: number } | null {
+  const parts = entry.trim().split("/");
+  if (parts.length > 2) return null;
+  const net = parseIp(parts[0]);
+  if (!net) return null;
+  const width = net.kind === 4 ? 32 : 128;
+  if (parts.length === 1) return { net, bits: width };
+  if (!/^\d{1,3}$/.test(parts[1]) || Number(parts[1]) > width) return null;
+  return { net, bits: Number(parts[1]) };
+}
+
 function ipInRange(ip: ParsedIp, entry: string): boolean {
-  const [addr, bitsText] = entry.trim().split("/");
-  const net = parseIp(addr);
-  if (!net || net.kind !== ip.kind) return false;
-  const width = ip.kind === 4 ? 32 : 128;
-  const bits = bitsText === undefined ? width : Number(bitsText);
-  if (!Number.isInteger(bits) || bits < 0 || bits > width) return false;
-  const shift = BigInt(width - bits);
-  return ip.value >> shift === net.value >> shift;
+  const range = parseProxyRange(entry);
+  if (!range || range.net.kind !== ip.kind) return false;
+  const shift = BigInt((ip.kind === 4 ? 32 : 128) - range.bits);
+  return ip.value >> shift === range.net.value >> shift;
 }
