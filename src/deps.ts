@@ -59,6 +59,8 @@ export interface DepsOptions {
   /** ":memory:" for tests; default `<dataDir>/gantry.db`. */
   databasePath?: string;
   db?: Database;
+  /** Refuse to create the database: DatabaseMissingError when there is none (the CLI's commands other than serve). */
+  existingDatabaseOnly?: boolean;
   log?: Logger;
   now?: () => number;
   fetch?: typeof fetch;
@@ -72,7 +74,7 @@ export function databasePathOf(config: Config): string {
 export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
   const now = options.now ?? Date.now;
   const log = options.log ?? createLogger(config.logLevel);
-  const db = options.db ?? openDatabase(options.databasePath ?? databasePathOf(config));
+  const db = options.db ?? openDatabase(options.databasePath ?? databasePathOf(config), { existingOnly: options.existingDatabaseOnly });
   const meta = new MetaStore(db);
   const keys = new KeyStore(db, now);
   const ledger = new LedgerStore(db);

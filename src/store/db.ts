@@ -3,7 +3,7 @@
  * a busy timeout instead of immediate SQLITE_BUSY, and the embedded migrations applied.
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations";
 
@@ -17,7 +17,20 @@ export class SchemaTooNewError extends Error {
   }
 }
 
+/** Opening with `existingOnly` found no database file: nothing was created. */
+export class DatabaseMissingError extends Error {
+  constructor(readonly path: string) {
+    super(`no database at ${path}`);
+    this.name = "DatabaseMissingError";
+  }
+}
+
 export interface OpenOptions {
+  /**
+   * Open only a database that exists: the CLI's maintenance commands use it so that a wrong data dir is an
+   * error instead of a new, empty database in the wrong place.
+   */
+  existingOnly?: boolean;
   /** Runs before pending migrations are applied to an existing database. Default: a backup file beside it. */
   beforeMigrate?: (db: Database, from: number, to: number) => void;
 }
@@ -33,8 +46,9 @@ export function backupBeforeMigrate(path: string): NonNullable<OpenOptions["befo
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): Database {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { create: true, strict: true });
+  if (path !== ":memory:" && options.existingOnly && !existsSync(path)) throw new DatabaseMissingError(path);
+  if (path !== ":memory:" && !options.existingOnly) mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { create: !options.existingOnly, readwrite: true, strict: true });
   db.exec("PRAGMA busy_timeout = 5000");
   if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = FULL");
