@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import { AppError } from "../errors";
 import type { AppDeps } from "../deps";
 import { KeyInput, keyFieldsFrom, keyView } from "./key-input";
+import { keyUsageReport, usageDays } from "./key-usage";
 
 const CreateInput = t.Composite([t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }), t.Omit(KeyInput, ["name"])], {
   additionalProperties: false,
@@ -59,13 +60,5 @@ export function keysApi(deps: AppDeps) {
       set.status = 204;
       return null;
     })
-    .get("/:id/usage", ({ params, query }) => {
-      const key = find(params.id);
-      const days = Math.min(90, Math.max(1, Number(query.days ?? 30) || 30));
-      const since = deps.now() - days * 86_400_000;
-      return {
-        key: keyView(key, deps.keys.usage(key.id)),
-        daily: deps.ledger.series(since, 86_400_000, key.id),
-      };
-    });
+    .get("/:id/usage", ({ params, query }) => keyUsageReport(deps, find(params.id), usageDays(query.days)));
 }

@@ -1,0 +1,31 @@
+/**
+ * A key's usage per UTC day, for GET /admin/api/keys/:id/usage and `gantry keys usage`: one function, so the
+ * CLI's --json is the admin API's answer. The window is the last N whole UTC days including today, as the
+ * portal's 30-day view; `daily` holds only the days with requests (the CLI's table fills in the others).
+ */
+import type { AppDeps } from "../deps";
+import type { ApiKey } from "../store/keys";
+import { keyView } from "./key-input";
+
+export const DAY_MS = 86_400_000;
+export const DEFAULT_USAGE_DAYS = 30;
+export const MAX_USAGE_DAYS = 90;
+
+/** `days` as asked (a query parameter or flag), within 1..90; 30 when absent or not a number. */
+export function usageDays(raw: unknown): number {
+  const n = Math.floor(Number(raw ?? DEFAULT_USAGE_DAYS)) || DEFAULT_USAGE_DAYS;
+  return Math.min(MAX_USAGE_DAYS, Math.max(1, n));
+}
+
+/** The first millisecond of the window of `days` UTC days that ends today. */
+export function usageSince(now: number, days: number): number {
+  return Math.floor(now / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
+}
+
+export function keyUsageReport(deps: Pick<AppDeps, "keys" | "ledger" | "now">, key: ApiKey, days: number) {
+  const now = deps.now();
+  return {
+    key: keyView(key, deps.keys.usage(key.id), now),
+    daily: deps.ledger.series(usageSince(now, days), DAY_MS, key.id),
+  };
+}
