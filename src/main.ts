@@ -1,73 +1,78 @@
 #!/usr/bin/env bun
-/** The gantry command: serve | demo | keys | admin | version. */
+/** The gantry command: the table of commands, and the dispatch to them (src/cli/command.ts). */
+import { findEntry, helpOf, runEntry, topHelp, type Entry } from "./cli/command";
 import { UsageError, runCommand } from "./cli/common";
-import { keysCommand } from "./cli/keys";
-import { demoCommand, serveCommand } from "./cli/serve";
-import { adminCommand } from "./cli/admin";
-import { announcementsCommand } from "./cli/announcements";
-import { releasesCommand } from "./cli/releases";
-import { statsCommand } from "./cli/stats";
-import { backupCommand } from "./cli/backup";
-import { serviceCommand } from "./cli/service";
+import { keysGroup } from "./cli/keys";
+import { demoCommand, serveEntry, SERVER_SETTINGS } from "./cli/serve";
+import { adminGroup } from "./cli/admin";
+import { announcementsGroup } from "./cli/announcements";
+import { releasesGroup } from "./cli/releases";
+import { statsGroup } from "./cli/stats";
+import { backupCommand, restoreCommand } from "./cli/backup";
+import { serviceGroup } from "./cli/service";
 import { VERSION_TEXT } from "./version";
 
-const HELP = `gantry — a self-hosted model gateway and client update site in one binary
+const demoEntry: Entry = {
+  name: "demo",
+  summary: "run the server with a simulated upstream and sample data (works offline)",
+  details: "Uses a temporary data dir unless --data-dir is given; the upstream is the built-in simulator.",
+  // The demo sets the upstream itself.
+  settings: SERVER_SETTINGS.filter((f) => f !== "upstream-url" && f !== "upstream-key"),
+  run: (_parsed, args) => demoCommand(args),
+};
 
-Usage: gantry <command> [options]
+const versionEntry: Entry = {
+  name: "version",
+  summary: "print version, commit and build date",
+  settings: [],
+  run: () => void process.stdout.write(VERSION_TEXT + "\n"),
+};
 
-Commands:
-  serve            run the server (gateway + site + back office)
-  demo             run the server with a simulated upstream and sample data (works offline)
-  keys             manage API keys (create, list, show, update, disable, enable, delete, usage)
-  releases         publish, sync, list and delete client releases
-  announcements    create, list, update, re-show and delete announcements
-  stats            client statistics (stats clients)
-  backup FILE      consistent online snapshot of the database
-  restore FILE     put a snapshot back (refused while a server runs)
-  service install  write a hardened systemd unit
-  admin            admin token (reset-token)
-  version          print version, commit and build date
+const ENTRIES: Entry[] = [
+  serveEntry,
+  demoEntry,
+  keysGroup,
+  releasesGroup,
+  announcementsGroup,
+  statsGroup,
+  backupCommand,
+  restoreCommand,
+  serviceGroup,
+  adminGroup,
+  versionEntry,
+];
 
-Every command takes --help.`;
+const HELP = topHelp(
+  ENTRIES,
+  `gantry — a self-hosted model gateway and client update site in one binary
+
+Usage: gantry <command> [options]`,
+  `'gantry <command> --help' (or 'gantry help <command>') shows a command's options and the settings it reads.`,
+);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  switch (command) {
-    case "serve":
-      return runCommand(() => serveCommand(rest));
-    case "demo":
-      return runCommand(() => demoCommand(rest));
-    case "keys":
-      return runCommand(() => keysCommand(rest));
-    case "releases":
-      return runCommand(() => releasesCommand(rest));
-    case "announcements":
-      return runCommand(() => announcementsCommand(rest));
-    case "stats":
-      return runCommand(() => statsCommand(rest));
-    case "backup":
-    case "restore":
-      return runCommand(() => backupCommand(rest, command));
-    case "service":
-      return runCommand(() => serviceCommand(rest));
-    case "admin":
-      return runCommand(() => adminCommand(rest));
-    case "version":
-    case "--version":
-    case "-v":
-      process.stdout.write(VERSION_TEXT + "\n");
-      return 0;
-    case undefined:
-    case "help":
-    case "--help":
-    case "-h":
-      process.stdout.write(HELP + "\n");
-      return command === undefined ? 2 : 0;
-    default:
-      return runCommand(() => {
-        throw new UsageError(`unknown command '${command}'`);
-      });
+  if (command === undefined) {
+    process.stdout.write(HELP + "\n");
+    return 2;
   }
+  if (command === "help" || command === "--help" || command === "-h") {
+    // Words name the command (`gantry help keys create`); options after them (--data-dir ...) do not matter here.
+    const firstOption = rest.findIndex((w) => w.startsWith("-"));
+    const words = firstOption < 0 ? rest : rest.slice(0, firstOption);
+    if (words.length === 0) return void process.stdout.write(HELP + "\n"), 0;
+    const entry = findEntry(ENTRIES, words);
+    if (entry) return void process.stdout.write(helpOf(entry) + "\n"), 0;
+    return runCommand("", () => {
+      throw new UsageError(`unknown command '${words.join(" ")}'`);
+    });
+  }
+  if (command === "--version" || command === "-v") return runEntry(versionEntry, rest);
+  const entry = ENTRIES.find((e) => e.name === command);
+  if (entry) return runEntry(entry, rest);
+  return runCommand("", () => {
+    throw new UsageError(`unknown command '${command}'`);
+  });
 }
 
 const code = await main(process.argv.slice(2));

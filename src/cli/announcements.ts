@@ -10,9 +10,10 @@ import {
   type AnnouncementAdminView,
 } from "../site/announcement-input";
 import type { LocaleText } from "../site/types";
-import { UsageError, commandDeps, configFrom, parse, printJson, settingsHelp, table } from "./common";
+import type { Group } from "./command";
+import { STORE_SETTINGS, UsageError, printJson, table, withStore } from "./common";
 
-const OPTIONS = {
+const FIELD_OPTIONS = {
   title: { type: "string" },
   body: { type: "string" },
   type: { type: "string" },
@@ -31,28 +32,10 @@ const OPTIONS = {
   "not-test-only": { type: "boolean" },
   "locale-text": { type: "string", multiple: true },
   "clear-locales": { type: "boolean" },
-  // preview
-  surface: { type: "string" },
-  version: { type: "string" },
-  locale: { type: "string" },
-  test: { type: "boolean" },
-  json: { type: "boolean" },
 } as const;
+const JSON_OPTION = { json: { type: "boolean" } } as const;
 
-export const ANNOUNCEMENTS_HELP = `Usage: gantry announcements <command> [options]
-
-Commands:
-  create --title T --body B [fields] [--json]   create an announcement (shown from now unless --start-at)
-  list [--json]                                 all announcements with their status (scheduled, active, expired)
-  show ID [--json]
-  update ID [fields] [--json]                   change the given fields only
-  reshow ID [--dismiss-key K] [--json]          set a new dismissKey (generated unless given): clients that
-                                                dismissed the announcement show it again
-  delete ID
-  preview [--surface client|home] [--app NAME] [--version V] [--locale TAG] [--test]
-                                                print the public document a client with these values gets
-
-Fields:
+const FIELDS_HELP = `Fields:
   --title T  --body B  --cta-text T  --cta-url URL
   --type modal  --display-type modal             (defaults: modal, modal)
   --target-surface client|home|all               (default: all)
@@ -65,10 +48,7 @@ Fields:
   --test-only | --not-test-only                  shown only with test=1/staging=1 or to test/staging app names
   --locale-text TAG.FIELD=TEXT                   per-locale text, repeatable; FIELD is title, body or cta-text;
                                                  an empty TEXT removes it. e.g. --locale-text 'zh-CN.title=维护通知'
-  --clear-locales                                remove every per-locale text (before --locale-text applies)
-
-Settings (every command):
-${settingsHelp()}`;
+  --clear-locales                                remove every per-locale text (before --locale-text applies)`;
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -152,36 +132,50 @@ function describe(v: AnnouncementAdminView): string {
   ].join("\n");
 }
 
-export async function announcementsCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  const { values, positionals } = parse(rest, OPTIONS as any) as { values: Values; positionals: string[] };
-  if (!sub || values.help || sub === "--help" || sub === "-h" || sub === "help") {
-    process.stdout.write(ANNOUNCEMENTS_HELP + "\n");
-    return sub ? 0 : 2;
-  }
-  const deps = commandDeps(configFrom(values));
-  const service = deps.engagement.announcements;
-  const show = (item: Parameters<typeof announcementAdminView>[0]) => {
-    const v = announcementAdminView(item, deps.now());
-    if (values.json) printJson(v);
-    else process.stdout.write(describe(v) + "\n");
-  };
-  const id = () => {
-    if (!positionals[0]) throw new UsageError(`gantry announcements ${sub} needs an announcement id`);
-    return positionals[0];
-  };
-  try {
-    switch (sub) {
-      case "create": {
-        if (values.title === undefined || values.body === undefined) throw new UsageError("gantry announcements create needs --title T and --body B");
-        show(service.create(announcementInputFromFlags(values, null, deps.now())));
-        return 0;
-      }
-      case "list": {
-        const views = service.list().map((a) => announcementAdminView(a, deps.now()));
-        if (values.json) printJson(views);
-        else if (views.length === 0) process.stdout.write('No announcements yet. Create one with: gantry announcements create --title T --body B\n');
-        else {
+type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
+
+function show(deps: Deps, item: Parameters<typeof announcementAdminView>[0], json: unknown): void {
+  const v = announcementAdminView(item, deps.now());
+  if (json) printJson(v);
+  else process.stdout.write(describe(v) + "\n");
+}
+
+/** The one announcement id a command names. */
+function onlyId(positionals: string[]): string {
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "needs an announcement id" : `takes one announcement id, got ${positionals.length}`);
+  return positionals[0];
+}
+
+const STORE = STORE_SETTINGS;
+
+export const announcementsGroup: Group = {
+  name: "announcements",
+  summary: "create, list, update, re-show and delete announcements",
+  details: FIELDS_HELP,
+  commands: [
+    {
+      name: "announcements create",
+      args: "--title T --body B [fields] [--json]",
+      summary: "create an announcement (shown from now unless --start-at)",
+      details: FIELDS_HELP,
+      options: { ...FIELD_OPTIONS, ...JSON_OPTION },
+      settings: STORE,
+      run: ({ values }) => {
+        if (values.title === undefined || values.body === undefined) throw new UsageError("needs --title T and --body B");
+        return withStore(values, (deps) => show(deps, deps.engagement.announcements.create(announcementInputFromFlags(values, null, deps.now())), values.json), true);
+      },
+    },
+    {
+      name: "announcements list",
+      args: "[--json]",
+      summary: "all announcements with their status (scheduled, active, expired)",
+      options: JSON_OPTION,
+      settings: STORE,
+      run: ({ values }) =>
+        withStore(values, (deps) => {
+          const views = deps.engagement.announcements.list().map((a) => announcementAdminView(a, deps.now()));
+          if (values.json) return printJson(views);
+          if (views.length === 0) return void process.stdout.write("No announcements yet. Create one with: gantry announcements create --title T --body B\n");
           const rows = views.map((v) => ({
             id: v.id,
             status: v.status,
@@ -195,29 +189,72 @@ export async function announcementsCommand(args: string[]): Promise<number> {
             title: clip(v.title, 40),
           }));
           process.stdout.write(table(rows, ["id", "status", "level", "surface", "app", "versions", "test", "expires", "dismissKey", "title"]) + "\n");
-        }
-        return 0;
-      }
-      case "show":
-        show(service.get(id()));
-        return 0;
-      case "update": {
-        const base = service.get(id());
-        show(service.update(base.id, announcementInputFromFlags(values, base.locales, deps.now())));
-        return 0;
-      }
-      case "reshow": {
+        }),
+    },
+    {
+      name: "announcements show",
+      args: "ID [--json]",
+      summary: "one announcement with every field",
+      options: JSON_OPTION,
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
+        const id = onlyId(positionals);
+        return withStore(values, (deps) => show(deps, deps.engagement.announcements.get(id), values.json));
+      },
+    },
+    {
+      name: "announcements update",
+      args: "ID [fields] [--json]",
+      summary: "change the given fields only",
+      details: FIELDS_HELP,
+      options: { ...FIELD_OPTIONS, ...JSON_OPTION },
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
+        const id = onlyId(positionals);
+        return withStore(values, (deps) => {
+          const service = deps.engagement.announcements;
+          const base = service.get(id);
+          show(deps, service.update(base.id, announcementInputFromFlags(values, base.locales, deps.now())), values.json);
+        });
+      },
+    },
+    {
+      name: "announcements reshow",
+      args: "ID [--dismiss-key K] [--json]",
+      summary: "set a new dismissKey (generated unless given): clients that dismissed it show it again",
+      options: { "dismiss-key": { type: "string" }, ...JSON_OPTION },
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
+        const id = onlyId(positionals);
         const key = values["dismiss-key"] as string | undefined;
-        if (key !== undefined && key.trim() === "") throw new UsageError("reshow needs a non-empty --dismiss-key, or none for a generated one");
-        show(service.reshow(id(), key));
-        return 0;
-      }
-      case "delete": {
-        const item = service.delete(id());
-        process.stdout.write(`announcement ${item.id} (${clip(item.title, 40)}) deleted\n`);
-        return 0;
-      }
-      case "preview": {
+        if (key !== undefined && key.trim() === "") throw new UsageError("needs a non-empty --dismiss-key, or none for a generated one");
+        return withStore(values, (deps) => show(deps, deps.engagement.announcements.reshow(id, key), values.json));
+      },
+    },
+    {
+      name: "announcements delete",
+      args: "ID",
+      summary: "delete an announcement",
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
+        const id = onlyId(positionals);
+        return withStore(values, (deps) => {
+          const item = deps.engagement.announcements.delete(id);
+          process.stdout.write(`announcement ${item.id} (${clip(item.title, 40)}) deleted\n`);
+        });
+      },
+    },
+    {
+      name: "announcements preview",
+      args: "[--surface client|home] [--app NAME] [--version V] [--locale TAG] [--test]",
+      summary: "print the public document a client with these values gets",
+      options: { surface: { type: "string" }, app: { type: "string" }, version: { type: "string" }, locale: { type: "string" }, test: { type: "boolean" } },
+      settings: STORE,
+      run: ({ values }) => {
         const query = parseAnnouncementQuery({
           surface: values.surface,
           app: values.app,
@@ -225,14 +262,8 @@ export async function announcementsCommand(args: string[]): Promise<number> {
           locale: values.locale,
           test: values.test ? "1" : undefined,
         });
-        printJson(service.document(query));
-        return 0;
-      }
-      default:
-        throw new UsageError(`unknown command 'gantry announcements ${sub}'`);
-    }
-  } finally {
-    deps.close();
-    deps.db.close();
-  }
-}
+        return withStore(values, (deps) => printJson(deps.engagement.announcements.document(query)));
+      },
+    },
+  ],
+};

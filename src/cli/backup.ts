@@ -2,51 +2,61 @@
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { databasePathOf } from "../deps";
-import { BackupError, backupDatabase, restoreDatabase } from "../store/backup";
+import { backupDatabase, restoreDatabase } from "../store/backup";
 import { runningServerPid } from "../store/instance-lock";
-import { UsageError, configFrom, parse, settingsHelp } from "./common";
+import type { Command } from "./command";
+import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase } from "./common";
 
-const HELP = `Usage: gantry backup FILE [--force] [settings]
-       gantry restore FILE [settings]
+const MIRROR_NOTE = "The asset mirror (<data dir>/mirror) is plain files: copy it with cp -a or rsync.";
 
-backup   writes a consistent snapshot of the database to FILE while the server keeps running (SQLite VACUUM INTO).
-restore  replaces the database with FILE after checking it; refused while a server uses the data dir.
-         The database it replaces is kept beside it as gantry.db.before-restore-<time>.
-The asset mirror (<data dir>/mirror) is plain files: copy it with cp -a or rsync.
+function oneFile(positionals: string[]): string {
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "needs a FILE" : `takes one FILE, got ${positionals.length}`);
+  return positionals[0];
+}
 
-Settings:
-${settingsHelp()}`;
-
-export async function backupCommand(args: string[], mode: "backup" | "restore"): Promise<number> {
-  const { values, positionals } = parse(args, { force: { type: "boolean" } });
-  if (values.help) return void process.stdout.write(HELP + "\n"), 0;
-  const file = positionals[0];
-  if (!file || positionals.length > 1) throw new UsageError(`gantry ${mode} needs exactly one FILE`);
-  const config = configFrom(values);
-  const dbPath = databasePathOf(config);
-  try {
-    if (mode === "backup") {
-      if (!existsSync(dbPath)) throw new BackupError(`no database at ${dbPath}`);
-      const db = new Database(dbPath);
-      try {
-        db.exec("PRAGMA busy_timeout = 5000");
-        backupDatabase(db, file, values.force === true);
-      } finally {
-        db.close();
-      }
-      process.stdout.write(`backed up ${dbPath} to ${file}\n`);
-      return 0;
+export const backupCommand: Command = {
+  name: "backup",
+  args: "FILE [--force]",
+  summary: "consistent online snapshot of the database",
+  details: `Writes a consistent snapshot of the database to FILE while the server keeps running (SQLite VACUUM INTO).
+--force replaces an existing FILE.
+${MIRROR_NOTE}`,
+  options: { force: { type: "boolean" } },
+  positionals: true,
+  settings: STORE_SETTINGS,
+  run: ({ values, positionals }) => {
+    const file = oneFile(positionals);
+    const config = configFrom(values);
+    const dbPath = databasePathOf(config);
+    if (!existsSync(dbPath)) throw noDatabase(config.dataDir);
+    const db = new Database(dbPath, { create: false, readwrite: true });
+    try {
+      db.exec("PRAGMA busy_timeout = 5000");
+      backupDatabase(db, file, values.force === true);
+    } finally {
+      db.close();
     }
+    process.stdout.write(`backed up ${dbPath} to ${file}\n`);
+  },
+};
+
+export const restoreCommand: Command = {
+  name: "restore",
+  args: "FILE",
+  summary: "put a snapshot back (refused while a server runs)",
+  details: `Replaces the database with FILE after checking it; refused while a server uses the data dir.
+The database it replaces is kept beside it as gantry.db.before-restore-<time>. Restoring into an empty data
+dir creates the database there.
+${MIRROR_NOTE}`,
+  positionals: true,
+  settings: STORE_SETTINGS,
+  run: ({ values, positionals }) => {
+    const file = oneFile(positionals);
+    const config = configFrom(values);
+    const dbPath = databasePathOf(config);
     const pid = runningServerPid(config.dataDir);
-    if (pid) throw new BackupError(`a gantry server (pid ${pid}) is using ${config.dataDir}: stop it before restoring`);
+    if (pid) throw new CommandError(`a gantry server (pid ${pid}) is using ${config.dataDir}: stop it before restoring`);
     const kept = restoreDatabase(file, dbPath);
     process.stdout.write(`restored ${file} to ${dbPath}${kept ? ` (the previous database is kept as ${kept})` : ""}\n`);
-    return 0;
-  } catch (err) {
-    if (err instanceof BackupError) {
-      process.stderr.write(`gantry ${mode}: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-}
+  },
+};

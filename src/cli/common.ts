@@ -1,41 +1,110 @@
-/** What every command shares: settings flags, opening the store, printing, and failing with exit code 2. */
+/** What every command shares: reading its settings, opening the store, printing, and failing with one clear line. */
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { ConfigError, SETTINGS, loadConfig, type Config } from "../config";
-import { createDeps, type AppDeps } from "../deps";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { ConfigError, SETTINGS, loadConfig, type Config, type LoadOptions } from "../config";
+import { createDeps, databasePathOf, type AppDeps } from "../deps";
 import { silentLogger } from "../log";
 import { AppError } from "../errors";
+import { DatabaseMissingError } from "../store/db";
 
-/** parseArgs options for every setting (`--port`, `--data-dir`, ...), accepted by every command. */
-export const SETTING_OPTIONS: NonNullable<ParseArgsConfig["options"]> = Object.fromEntries(
-  SETTINGS.map((s) => [s.flag, { type: "string" as const }]),
-);
+export type Options = NonNullable<ParseArgsConfig["options"]>;
 
+/** The settings of a command that only works on the database (keys, announcements, stats, ...). */
+export const STORE_SETTINGS: readonly string[] = ["data-dir"];
+
+/** parseArgs options for the given settings (`--port`, `--data-dir`, ...), by flag name; every setting when none given. */
+export function settingOptions(flags: readonly string[] = SETTINGS.map((s) => s.flag)): Options {
+  return Object.fromEntries(flags.map((flag) => [flag, { type: "string" as const }]));
+}
+
+/** Wrong usage: printed as one line with a pointer to the command's help, exit code 2. */
 export class UsageError extends Error {}
+
+/** The command was understood but what it needs is not there (no database in the data dir): exit code 1. */
+export class CommandError extends Error {}
 
 export interface ParsedArgs {
   values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];
 }
 
-export function parse(args: string[], options: NonNullable<ParseArgsConfig["options"]>, allowPositionals = true): ParsedArgs {
-  try {
-    return parseArgs({ args, options: { ...SETTING_OPTIONS, ...options, help: { type: "boolean", short: "h" } }, allowPositionals, strict: true }) as ParsedArgs;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
+/** parseArgs' error, in one short sentence of ours (its own text suggests `--` tricks and spans three lines). */
+export function describeParseError(err: unknown, known: Options): string {
+  const e = err as { code?: string; message?: string };
+  const quoted = /'([^']+)'/.exec(e.message ?? "")?.[1] ?? "";
+  const option = quoted.split(" ")[0];
+  switch (e.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
+      if (SETTINGS.some((s) => `--${s.flag}` === option)) return `${option} is a setting this command does not use`;
+      const name = option.replace(/^-+/, "");
+      const near = Object.keys(known).filter((k) => name.length > 0 && k.startsWith(name));
+      return near.length === 1 ? `unknown option ${option}; did you mean --${near[0]}?` : `unknown option ${option}`;
+    }
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      if (/does not take an argument/.test(e.message ?? "")) return `${option} takes no value`;
+      if (/ambiguous/.test(e.message ?? "")) return `${option} needs a value (for a value that starts with '-', write ${option}=VALUE)`;
+      return `${option} needs a value`;
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return `unexpected argument '${quoted}'`;
+    default:
+      return (e.message ?? String(err)).split("\n")[0];
   }
 }
 
-export function configFrom(values: Record<string, unknown>): Config {
-  const flags: Record<string, unknown> = {};
-  for (const s of SETTINGS) if (values[s.flag] !== undefined) flags[s.flag] = values[s.flag];
-  return loadConfig(flags);
+/** Parses a command line: the given options, the settings (every one unless `settings` names some), and --help. */
+export function parse(args: string[], options: Options, allowPositionals = true, settings?: readonly string[]): ParsedArgs {
+  const all: Options = { ...settingOptions(settings), ...options, help: { type: "boolean", short: "h" } };
+  try {
+    return parseArgs({ args, options: all, allowPositionals, strict: true }) as ParsedArgs;
+  } catch (err) {
+    throw new UsageError(describeParseError(err, all));
+  }
 }
 
-/** Deps for a one-shot command: same database as the server, quiet, no background timers left running. */
-export function commandDeps(config: Config): AppDeps {
-  const deps = createDeps(config, { log: silentLogger });
+/** The settings, from the flags among `values` (then the environment, gantry.toml, defaults). */
+export function configFrom(values: Record<string, unknown>, options: LoadOptions = {}): Config {
+  const flags: Record<string, unknown> = {};
+  for (const s of SETTINGS) if (values[s.flag] !== undefined) flags[s.flag] = values[s.flag];
+  return loadConfig(flags, process.env, options);
+}
+
+/**
+ * Deps for a one-shot command: the server's database, quiet, no background timers left running.
+ * Only commands that add content (`creates`) may create the database, and they say so: a mistyped or forgotten
+ * --data-dir must not pass unnoticed. The others refuse: a new, empty database is never what they meant.
+ */
+export function commandDeps(config: Config, creates = false): AppDeps {
+  const path = databasePathOf(config);
+  const isNew = creates && !existsSync(path);
+  let deps: AppDeps;
+  try {
+    deps = createDeps(config, { log: silentLogger, existingDatabaseOnly: !creates });
+  } catch (err) {
+    if (err instanceof DatabaseMissingError) throw noDatabase(config.dataDir);
+    throw err;
+  }
   deps.keyCache.stop();
+  if (isNew) process.stderr.write(`gantry: there was no database in ${resolve(config.dataDir)}: created a new one (the server must use this data dir)\n`);
   return deps;
+}
+
+export function noDatabase(dataDir: string): CommandError {
+  return new CommandError(`no Gantry database in ${resolve(dataDir)}; start the server once (gantry serve) or pass --data-dir`);
+}
+
+/**
+ * Runs `fn` with the store of the settings in `values`, and closes it afterwards. `creates`: the command adds
+ * content (a key, a release, an announcement), so it may be run before the server's first start.
+ */
+export async function withStore<T>(values: Record<string, unknown>, fn: (deps: AppDeps) => T | Promise<T>, creates = false): Promise<T> {
+  const deps = commandDeps(configFrom(values), creates);
+  try {
+    return await fn(deps);
+  } finally {
+    deps.close();
+    deps.db.close();
+  }
 }
 
 export function printJson(value: unknown): void {
@@ -49,28 +118,37 @@ export function table(rows: Array<Record<string, unknown>>, columns: string[]): 
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join("\n");
 }
 
-/** Runs a command, turning known failures into a message on stderr and an exit code (2 = bad input). */
-export async function runCommand(fn: () => Promise<number | void> | number | void): Promise<number> {
+/**
+ * Every CLI message has one style: `gantry <command>: <lower-case clause>`. Messages written as sentences for
+ * the HTTP API ("No key 'x'.") are brought to it here rather than rewritten twice.
+ */
+export function asClause(message: string): string {
+  const m = message.trim().replace(/\.$/, "");
+  return /^[A-Z][a-z]/.test(m) ? m[0].toLowerCase() + m.slice(1) : m;
+}
+
+/**
+ * Runs a command, turning known failures into a message on stderr and an exit code: 2 for wrong usage and
+ * invalid settings, 1 for anything else (a key or release that does not exist, no database, a failed sync).
+ */
+export async function runCommand(name: string, fn: () => Promise<number | void> | number | void): Promise<number> {
+  const say = (text: string) => process.stderr.write(`gantry${name ? ` ${name}` : ""}: ${text}\n`);
   try {
     return (await fn()) ?? 0;
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`gantry: ${err.message}\n`);
+      say(err.message);
       return 2;
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`gantry: ${err.message}\nRun with --help for usage.\n`);
+      say(`${asClause(err.message)} (see gantry${name ? ` ${name}` : ""} --help)`);
       return 2;
     }
     if (err instanceof AppError) {
-      process.stderr.write(`gantry: ${err.message}\n`);
+      say(asClause(err.message));
       return err.status === 404 ? 1 : 2;
     }
-    process.stderr.write(`gantry: ${(err as Error).message}\n`);
+    say(asClause((err as Error).message));
     return 1;
   }
-}
-
-export function settingsHelp(): string {
-  return SETTINGS.map((s) => `  --${s.flag.padEnd(32)} ${s.env.padEnd(38)} ${s.help}`).join("\n");
 }

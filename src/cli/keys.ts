@@ -2,10 +2,12 @@
 import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../errors";
 import { KeyInput, keyFieldsFrom, keyView } from "../admin/key-input";
-import { UsageError, commandDeps, configFrom, parse, printJson, settingsHelp, table } from "./common";
+import { DAY_MS, DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, keyUsageReport, usageDays, usageSince } from "../admin/key-usage";
+import type { ApiKey } from "../store/keys";
+import type { Command, Group } from "./command";
+import { STORE_SETTINGS, UsageError, printJson, table, withStore } from "./common";
 
-const KEY_OPTIONS = {
-  name: { type: "string" },
+const LIMIT_OPTIONS = {
   rpm: { type: "string" },
   rpd: { type: "string" },
   concurrency: { type: "string" },
@@ -17,27 +19,17 @@ const KEY_OPTIONS = {
   "all-models": { type: "boolean" },
   "expires-at": { type: "string" },
   "not-before": { type: "string" },
-  "reset-usage": { type: "boolean" },
-  json: { type: "boolean" },
 } as const;
+const JSON_OPTION = { json: { type: "boolean" } } as const;
 
-export const KEYS_HELP = `Usage: gantry keys <command> [options]
-
-Commands:
-  create --name NAME [limits] [--json]   create a key; its secret is shown once
-  list [--json]                          all keys with limits and usage
-  show ID|NAME [--json]
-  update ID|NAME [limits] [--json]       change limits; "none" clears a limit (unlimited)
-  disable ID|NAME | enable ID|NAME | delete ID|NAME
-  usage ID|NAME [--json]                 requests and tokens used, remaining quota
-
-Limits (a limit not given is unlimited):
+const LIMITS_HELP = `Limits (a limit not given is unlimited):
   --rpm N  --rpd N  --concurrency N  --quota-tokens N  --balance AMOUNT  --max-tokens N
   --allow-models a,b | --deny-models a,b | --all-models    exact ids and * globs
-  --expires-at ISO8601  --not-before ISO8601  --reset-usage (update only: starts a new quota period)
+  --expires-at ISO8601  --not-before ISO8601`;
 
-Settings (every command):
-${settingsHelp()}`;
+const UPDATE_HELP = `${LIMITS_HELP}
+  "none" clears a limit (unlimited) or a date; --name NAME renames the key;
+  --reset-usage starts a new quota period (usage so far no longer counts against the quota)`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -88,6 +80,19 @@ export function keyInputFromFlags(values: Values): KeyInput {
   return input as KeyInput;
 }
 
+/** An ISO time without milliseconds (and without zero seconds): 2026-03-01T00:00Z. */
+function shortTime(iso: string): string {
+  return iso.replace(/\.\d{3}Z$/, "Z").replace(/:00Z$/, "Z");
+}
+
+/** The validity period in words: always, from X, until Y, or X .. Y. */
+function validity(v: ReturnType<typeof keyView>): string {
+  const from = v.notBefore ? shortTime(v.notBefore) : null;
+  const until = v.expiresAt ? shortTime(v.expiresAt) : null;
+  if (from && until) return `${from} .. ${until}`;
+  return from ? `from ${from}` : until ? `until ${until}` : "always";
+}
+
 function describe(v: ReturnType<typeof keyView>): string {
   const l = v.limits;
   const models = v.modelMode ? `${v.modelMode === "allow" ? "only" : "all but"} ${v.models.join(", ")}` : "all";
@@ -95,8 +100,8 @@ function describe(v: ReturnType<typeof keyView>): string {
     `id:          ${v.id}`,
     `name:        ${v.name}`,
     `key:         ${v.prefix}… (secret not stored)`,
-    `status:      ${v.status}`,
-    `valid:       ${v.notBefore ?? "now"} .. ${v.expiresAt ?? "never"}`,
+    `state:       ${v.state}${v.state === "expired" || v.state === "not_yet_valid" ? " (switched on, outside its validity period)" : ""}`,
+    `valid:       ${validity(v)}`,
     `models:      ${models}`,
     `limits:      rpm ${l.rpm ?? "-"}, rpd ${l.rpd ?? "-"}, concurrency ${l.concurrency ?? "-"}, max tokens ${l.maxTokens ?? "-"}`,
     `quota:       tokens ${l.quotaTokens ?? "unlimited"}, balance ${l.balance ?? "unlimited"}`,
@@ -105,93 +110,183 @@ function describe(v: ReturnType<typeof keyView>): string {
   ].join("\n");
 }
 
-export async function keysCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  const { values, positionals } = parse(rest, KEY_OPTIONS as any) as { values: Values; positionals: string[] };
-  if (!sub || values.help) {
-    process.stdout.write(KEYS_HELP + "\n");
-    return sub ? 0 : 2;
+/** The per-day table of `gantry keys usage`: every day of the window, days without requests as zeros. */
+export function describeUsage(report: ReturnType<typeof keyUsageReport>, days: number, now: number): string {
+  const v = report.key;
+  const byDay = new Map(report.daily.map((p) => [p.bucket, p]));
+  const since = usageSince(now, days);
+  const rows: Array<Record<string, unknown>> = [];
+  const total = { requests: 0, errors: 0, input: 0, output: 0, cost: 0 };
+  for (let i = 0; i < days; i++) {
+    const bucket = since + i * DAY_MS;
+    const p = byDay.get(bucket);
+    const day = { requests: p?.requests ?? 0, errors: p?.errors ?? 0, input: p?.inputTokens ?? 0, output: p?.outputTokens ?? 0, cost: p?.cost ?? 0 };
+    total.requests += day.requests;
+    total.errors += day.errors;
+    total.input += day.input;
+    total.output += day.output;
+    total.cost += day.cost;
+    rows.push({ day: new Date(bucket).toISOString().slice(0, 10), ...day, cost: day.cost.toFixed(4) });
   }
-  const deps = commandDeps(configFrom(values));
-  try {
-    const target = () => {
-      const id = positionals[0];
-      if (!id) throw new UsageError(`gantry keys ${sub} needs a key id or name`);
-      const key = deps.keys.get(id);
-      if (!key) throw new AppError("not_found", `no key '${id}'`);
-      return key;
-    };
-    const show = (id: string) => {
-      const key = deps.keys.get(id)!;
-      const v = keyView(key, deps.keys.usage(key.id));
-      if (values.json) printJson(v);
-      else process.stdout.write(describe(v) + "\n");
-    };
-    switch (sub) {
-      case "create": {
+  rows.push({ day: "total", ...total, cost: total.cost.toFixed(4) });
+  return [
+    `${v.name} (${v.id}): ${v.state}, valid ${validity(v)}`,
+    `Requests and tokens per UTC day, the last ${days} day${days === 1 ? "" : "s"} (cost in the prices' currency):`,
+    table(rows, ["day", "requests", "errors", "input", "output", "cost"]),
+    `Quota period: ${v.usage.requests} requests, ${v.usage.tokens} tokens, spent ${v.usage.spent}; ` +
+      `remaining: tokens ${v.usage.remainingTokens ?? "unlimited"}, balance ${v.usage.remainingBalance ?? "unlimited"}`,
+  ].join("\n");
+}
+
+type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
+
+/** The one key a command names (ID or NAME, exactly one). */
+function target(deps: Deps, positionals: string[]) {
+  if (positionals.length !== 1) {
+    throw new UsageError(positionals.length === 0 ? "needs a key id or name" : `takes one key id or name, got ${positionals.length}`);
+  }
+  const key = deps.keys.get(positionals[0]);
+  if (!key) throw new AppError("not_found", `no key '${positionals[0]}'`);
+  return key;
+}
+
+function show(deps: Deps, id: string, json: unknown): void {
+  const key = deps.keys.get(id)!;
+  const v = keyView(key, deps.keys.usage(key.id), deps.now());
+  if (json) printJson(v);
+  else process.stdout.write(describe(v) + "\n");
+}
+
+const STORE = STORE_SETTINGS;
+const ID = "ID|NAME";
+
+function onKey(name: string, summary: string, act: (deps: Deps, key: ApiKey) => string): Command {
+  return {
+    name: `keys ${name}`,
+    args: ID,
+    summary,
+    positionals: true,
+    settings: STORE,
+    run: ({ values, positionals }) =>
+      withStore(values, (deps) => {
+        process.stdout.write(act(deps, target(deps, positionals)) + "\n");
+      }),
+  };
+}
+
+export const keysGroup: Group = {
+  name: "keys",
+  summary: "manage API keys (create, list, show, update, disable, enable, delete, usage)",
+  details: LIMITS_HELP,
+  commands: [
+    {
+      name: "keys create",
+      args: "--name NAME [limits] [--json]",
+      summary: "create a key; its secret is shown once",
+      details: LIMITS_HELP,
+      options: { name: { type: "string" }, ...LIMIT_OPTIONS, ...JSON_OPTION },
+      settings: STORE,
+      run: ({ values }) => {
         const input = keyInputFromFlags(values as Values);
-        if (!input.name) throw new UsageError("gantry keys create needs --name NAME");
-        if (deps.keys.get(input.name)) throw new UsageError(`a key named '${input.name}' exists already`);
-        const { key, secret } = deps.keys.create({ ...keyFieldsFrom(input), name: input.name });
-        const v = keyView(key, deps.keys.usage(key.id));
-        if (values.json) printJson({ ...v, key: secret });
-        else process.stdout.write(`${describe(v)}\n\nSecret (shown once, store it now):\n  ${secret}\n`);
-        return 0;
-      }
-      case "list": {
-        const views = deps.keys.list().map((k) => keyView(k, deps.keys.usage(k.id)));
-        if (values.json) printJson(views);
-        else if (views.length === 0) process.stdout.write("No keys yet. Create one with: gantry keys create --name NAME\n");
-        else {
+        if (!input.name) throw new UsageError("needs --name NAME");
+        return withStore(values, (deps) => {
+          if (deps.keys.get(input.name!)) throw new AppError("conflict", `a key named '${input.name}' exists already`);
+          const { key, secret } = deps.keys.create({ ...keyFieldsFrom(input), name: input.name! });
+          const v = keyView(key, deps.keys.usage(key.id), deps.now());
+          if (values.json) printJson({ ...v, key: secret });
+          else process.stdout.write(`${describe(v)}\n\nSecret (shown once, store it now):\n  ${secret}\n`);
+        }, true);
+      },
+    },
+    {
+      name: "keys list",
+      args: "[--json]",
+      summary: "all keys with their state, validity, limits and usage",
+      options: JSON_OPTION,
+      settings: STORE,
+      run: ({ values }) =>
+        withStore(values, (deps) => {
+          const now = deps.now();
+          const views = deps.keys.list().map((k) => keyView(k, deps.keys.usage(k.id), now));
+          if (values.json) return printJson(views);
+          if (views.length === 0) return void process.stdout.write("No keys yet. Create one with: gantry keys create --name NAME\n");
           const rows = views.map((v) => ({
             id: v.id,
             name: v.name,
             prefix: v.prefix,
-            status: v.status,
+            state: v.state,
+            valid: validity(v),
             rpm: v.limits.rpm,
             rpd: v.limits.rpd,
             conc: v.limits.concurrency,
             tokens: v.usage.tokens,
             remaining: v.usage.remainingTokens ?? v.usage.remainingBalance,
-            expires: v.expiresAt,
           }));
-          process.stdout.write(table(rows, ["id", "name", "prefix", "status", "rpm", "rpd", "conc", "tokens", "remaining", "expires"]) + "\n");
-        }
-        return 0;
-      }
-      case "show":
-      case "usage":
-        show(target().id);
-        return 0;
-      case "update": {
-        const key = target();
+          process.stdout.write(table(rows, ["id", "name", "prefix", "state", "valid", "rpm", "rpd", "conc", "tokens", "remaining"]) + "\n");
+        }),
+    },
+    {
+      name: "keys show",
+      args: `${ID} [--json]`,
+      summary: "one key: state, validity, models, limits, usage in the quota period",
+      options: JSON_OPTION,
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => withStore(values, (deps) => show(deps, target(deps, positionals).id, values.json)),
+    },
+    {
+      name: "keys update",
+      args: `${ID} [limits] [--name NAME] [--reset-usage] [--json]`,
+      summary: "change the given limits only",
+      details: UPDATE_HELP,
+      options: { name: { type: "string" }, ...LIMIT_OPTIONS, "reset-usage": { type: "boolean" }, ...JSON_OPTION },
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
         const input = keyInputFromFlags(values as Values);
-        if (input.name && deps.keys.get(input.name) && deps.keys.get(input.name)!.id !== key.id) {
-          throw new UsageError(`a key named '${input.name}' exists already`);
+        return withStore(values, (deps) => {
+          const key = target(deps, positionals);
+          const other = input.name ? deps.keys.get(input.name) : null;
+          if (other && other.id !== key.id) throw new AppError("conflict", `a key named '${input.name}' exists already`);
+          deps.keys.update(key.id, keyFieldsFrom(input));
+          if (input.resetUsage) deps.keys.resetUsage(key.id);
+          show(deps, key.id, values.json);
+        });
+      },
+    },
+    onKey("disable", "switch a key off (requests get 403 until enabled)", (deps, key) => {
+      deps.keys.update(key.id, { status: "disabled" });
+      return `${key.name} (${key.id}) disabled`;
+    }),
+    onKey("enable", "switch a key back on (its validity period still applies)", (deps, key) => {
+      deps.keys.update(key.id, { status: "active" });
+      return `${key.name} (${key.id}) enabled`;
+    }),
+    onKey("delete", "delete a key for good (its usage records stay)", (deps, key) => {
+      deps.keys.delete(key.id);
+      return `${key.name} (${key.id}) deleted`;
+    }),
+    {
+      name: "keys usage",
+      args: `${ID} [--days N] [--json]`,
+      summary: "requests and tokens per day, and the remaining quota",
+      details: `--days N   how many UTC days, today included (1..${MAX_USAGE_DAYS}, default ${DEFAULT_USAGE_DAYS})
+--json     the answer of GET /admin/api/keys/ID/usage?days=N: {"key": {...}, "daily": [...]}, days with requests only`,
+      options: { days: { type: "string" }, ...JSON_OPTION },
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
+        const raw = values.days as string | undefined;
+        if (raw !== undefined && !(/^\d+$/.test(raw.trim()) && Number(raw) >= 1 && Number(raw) <= MAX_USAGE_DAYS)) {
+          throw new UsageError(`--days must be a whole number from 1 to ${MAX_USAGE_DAYS}, got '${raw}'`);
         }
-        deps.keys.update(key.id, keyFieldsFrom(input));
-        if (input.resetUsage) deps.keys.resetUsage(key.id);
-        show(key.id);
-        return 0;
-      }
-      case "disable":
-      case "enable": {
-        const key = target();
-        deps.keys.update(key.id, { status: sub === "disable" ? "disabled" : "active" });
-        process.stdout.write(`${key.name} (${key.id}) ${sub}d\n`);
-        return 0;
-      }
-      case "delete": {
-        const key = target();
-        deps.keys.delete(key.id);
-        process.stdout.write(`${key.name} (${key.id}) deleted\n`);
-        return 0;
-      }
-      default:
-        throw new UsageError(`unknown command 'gantry keys ${sub}'`);
-    }
-  } finally {
-    deps.close();
-    deps.db.close();
-  }
-}
+        const days = usageDays(raw);
+        return withStore(values, (deps) => {
+          const report = keyUsageReport(deps, target(deps, positionals), days);
+          if (values.json) printJson(report);
+          else process.stdout.write(describeUsage(report, days, deps.now()) + "\n");
+        });
+      },
+    },
+  ],
+};

@@ -4,42 +4,24 @@ import { parsePublishArgument } from "../site/release-catalog";
 import { assetView, releaseView, sortNewestFirst } from "../site/release-view";
 import { formatBytes, terminalProgress } from "../site/sync-progress";
 import type { SyncReport } from "../site/sync-service";
-import { UsageError, commandDeps, configFrom, parse, printJson, settingsHelp, table } from "./common";
+import type { Group } from "./command";
+import { STORE_SETTINGS, UsageError, configFrom, printJson, table, withStore } from "./common";
 
-const OPTIONS = {
+const META_OPTIONS = {
   notes: { type: "string" },
   "min-app-version": { type: "string" },
   prerelease: { type: "boolean" },
-  "no-prerelease": { type: "boolean" },
   "published-at": { type: "string" },
-  github: { type: "string" },
-  "api-url": { type: "string" },
-  token: { type: "string" },
-  prereleases: { type: "boolean" },
-  platform: { type: "string" },
-  arch: { type: "string" },
-  "file-type": { type: "string" },
-  json: { type: "boolean" },
 } as const;
+const JSON_OPTION = { json: { type: "boolean" } } as const;
 
-export const RELEASES_HELP = `Usage: gantry releases <command> [options]
+const PUBLISH_HELP = `FILE is a local path (copied into the mirror; SHA-256 computed from the copied bytes) or NAME=URL
+(an asset known only by its upstream address, served by proxy; an empty URL makes it unavailable).
+Publishing to an existing version adds the files (a file of the same name is replaced).
+Platform, arch and file type are derived from each file name (change them with gantry releases classify).`;
 
-Commands:
-  publish VERSION FILE... [--notes TEXT] [--min-app-version V] [--prerelease] [--published-at ISO] [--json]
-      FILE is a local path (copied into the mirror; SHA-256 computed from the copied bytes) or NAME=URL
-      (an asset known only by its upstream address, served by proxy; an empty URL makes it unavailable).
-      Publishing to an existing version adds the files (a file of the same name is replaced).
-  sync --github OWNER/REPO [--api-url URL] [--token TOKEN] [--prereleases] [--json]
-      mirrors releases and assets from GitHub Releases (or a compatible API), with a progress bar on a terminal.
-      The token may also come from GANTRY_SYNC_TOKEN.
-  list [--json]
-  delete VERSION
-  update VERSION [--notes TEXT] [--min-app-version V] [--prerelease | --no-prerelease] [--published-at ISO] [--json]
-  classify VERSION ASSET [--platform P] [--arch A] [--file-type T] [--json]
-      overrides the classification derived from the file name (ASSET is an asset id or name)
-
-Settings (every command):
-${settingsHelp()}`;
+const SYNC_HELP = `Mirrors releases and their assets from GitHub Releases (or a compatible API), with a progress bar on a terminal.
+--github defaults to GANTRY_SYNC_GITHUB, --api-url to GANTRY_SYNC_API_URL, --token to GANTRY_SYNC_TOKEN.`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -83,65 +65,90 @@ function printSyncReport(r: SyncReport): void {
   process.stdout.write(out.join("\n") + "\n");
 }
 
-export async function releasesCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  const { values, positionals } = parse(rest, OPTIONS as any) as { values: Values; positionals: string[] };
-  if (!sub || values.help) {
-    process.stdout.write(RELEASES_HELP + "\n");
-    return sub ? 0 : 2;
-  }
-  if (!["publish", "sync", "list", "delete", "update", "classify"].includes(sub)) {
-    throw new UsageError(`unknown command 'gantry releases ${sub}'`);
-  }
-  const deps = commandDeps(configFrom(values));
-  const { catalog, store } = deps.releases;
-  const show = (version: string) => {
-    const v = releaseView(catalog.find(version));
-    if (values.json) printJson(v);
-    else {
-      process.stdout.write(`${v.version}  published ${v.publishedAt}  minAppVersion ${v.minAppVersion || "-"}${v.prerelease ? "  (pre-release)" : ""}\n`);
-      const rows = v.assets.map((a) => ({ ...a, sha256: a.sha256 ? a.sha256.slice(7, 19) + "…" : "" }));
-      if (rows.length) process.stdout.write(table(rows, ["id", "name", "platform", "arch", "fileType", "size", "source", "sha256"]) + "\n");
-    }
-  };
-  try {
-    switch (sub) {
-      case "publish": {
+type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
+
+function show(deps: Deps, version: string, json: unknown): void {
+  const v = releaseView(deps.releases.catalog.find(version));
+  if (json) return printJson(v);
+  process.stdout.write(`${v.version}  published ${v.publishedAt}  minAppVersion ${v.minAppVersion || "-"}${v.prerelease ? "  (pre-release)" : ""}\n`);
+  const rows = v.assets.map((a) => ({ ...a, sha256: a.sha256 ? a.sha256.slice(7, 19) + "…" : "" }));
+  if (rows.length) process.stdout.write(table(rows, ["id", "name", "platform", "arch", "fileType", "size", "source", "sha256"]) + "\n");
+}
+
+/** Exactly the named positionals, or a usage error that says which are needed. */
+function exactly(positionals: string[], names: string[]): string[] {
+  if (positionals.length !== names.length) throw new UsageError(`needs ${names.join(" and ")}${positionals.length > names.length ? `, and nothing more (got ${positionals.length} arguments)` : ""}`);
+  return positionals;
+}
+
+const STORE = STORE_SETTINGS;
+
+export const releasesGroup: Group = {
+  name: "releases",
+  summary: "publish, sync, list, update and delete client releases",
+  commands: [
+    {
+      name: "releases publish",
+      args: "VERSION FILE... [--notes TEXT] [--min-app-version V] [--prerelease] [--published-at ISO] [--json]",
+      summary: "publish a release from local files or URLs",
+      details: PUBLISH_HELP,
+      options: { ...META_OPTIONS, ...JSON_OPTION },
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
         const [version, ...files] = positionals;
-        if (!version || files.length === 0) throw new UsageError("usage: gantry releases publish VERSION FILE... (see --help)");
+        if (!version || files.length === 0) throw new UsageError("needs VERSION and at least one FILE");
         const sources = asUsage(() => files.map(parsePublishArgument));
-        const release = await catalog.publish(version, sources, meta(values)).catch((err) => {
-          if (err instanceof AppError && err.status === 400) throw new UsageError(err.message);
-          throw err;
-        });
-        show(release.version);
-        return 0;
-      }
-      case "sync": {
-        const repo = (values.github as string | undefined) ?? deps.config.syncGithub;
-        if (!repo) throw new UsageError("gantry releases sync needs --github OWNER/REPO");
-        const progress = process.stderr.isTTY ? terminalProgress(process.stderr as unknown as { write(s: string): unknown; columns?: number }) : undefined;
-        const report = await deps.releases.sync
-          .run({
-            repo,
-            apiUrl: (values["api-url"] as string | undefined) ?? deps.config.syncApiUrl,
-            token: (values.token as string | undefined) ?? (deps.config.syncToken || undefined),
-            prereleases: values.prereleases === true,
-            progress,
-          })
-          .catch((err) => {
+        return withStore(values, async (deps) => {
+          const release = await deps.releases.catalog.publish(version, sources, meta(values as Values)).catch((err) => {
             if (err instanceof AppError && err.status === 400) throw new UsageError(err.message);
             throw err;
           });
-        if (values.json) printJson(report);
-        else printSyncReport(report);
-        return report.status === "ok" ? 0 : 1;
-      }
-      case "list": {
-        const views = sortNewestFirst(store.list()).map(releaseView);
-        if (values.json) printJson(views);
-        else if (views.length === 0) process.stdout.write("No releases yet. Publish one with: gantry releases publish VERSION FILE...\n");
-        else {
+          show(deps, release.version, values.json);
+        }, true);
+      },
+    },
+    {
+      name: "releases sync",
+      args: "[--github OWNER/REPO] [--api-url URL] [--token TOKEN] [--prereleases] [--json]",
+      summary: "mirror releases from GitHub Releases",
+      details: SYNC_HELP,
+      options: { github: { type: "string" }, "api-url": { type: "string" }, token: { type: "string" }, prereleases: { type: "boolean" }, ...JSON_OPTION },
+      settings: [...STORE, "sync-github", "sync-api-url", "sync-token"],
+      run: ({ values }) => {
+        const repo = (values.github as string | undefined) ?? configFrom(values).syncGithub;
+        if (!repo) throw new UsageError("needs --github OWNER/REPO (or GANTRY_SYNC_GITHUB)");
+        return withStore(values, async (deps) => {
+          const progress = process.stderr.isTTY ? terminalProgress(process.stderr as unknown as { write(s: string): unknown; columns?: number }) : undefined;
+          const report = await deps.releases.sync
+            .run({
+              repo,
+              apiUrl: (values["api-url"] as string | undefined) ?? deps.config.syncApiUrl,
+              token: (values.token as string | undefined) ?? (deps.config.syncToken || undefined),
+              prereleases: values.prereleases === true,
+              progress,
+            })
+            .catch((err) => {
+              if (err instanceof AppError && err.status === 400) throw new UsageError(err.message);
+              throw err;
+            });
+          if (values.json) printJson(report);
+          else printSyncReport(report);
+          return report.status === "ok" ? 0 : 1;
+        }, true);
+      },
+    },
+    {
+      name: "releases list",
+      args: "[--json]",
+      summary: "all releases, newest first",
+      options: JSON_OPTION,
+      settings: STORE,
+      run: ({ values }) =>
+        withStore(values, (deps) => {
+          const views = sortNewestFirst(deps.releases.store.list()).map(releaseView);
+          if (values.json) return printJson(views);
+          if (views.length === 0) return void process.stdout.write("No releases yet. Publish one with: gantry releases publish VERSION FILE...\n");
           const rows = views.map((v) => ({
             version: v.version,
             published: v.publishedAt.slice(0, 10),
@@ -153,41 +160,59 @@ export async function releasesCommand(args: string[]): Promise<number> {
             downloads: v.downloads,
           }));
           process.stdout.write(table(rows, ["version", "published", "min_app", "pre", "origin", "assets", "mirrored", "downloads"]) + "\n");
-        }
-        return 0;
-      }
-      case "delete": {
-        const version = positionals[0];
-        if (!version) throw new UsageError("usage: gantry releases delete VERSION");
-        const gone = await catalog.delete(version);
-        process.stdout.write(`release ${gone.version} deleted (${gone.assets.length} asset(s))\n`);
-        return 0;
-      }
-      case "update": {
-        const version = positionals[0];
-        if (!version) throw new UsageError("usage: gantry releases update VERSION [options]");
-        const release = asUsage(() => catalog.update(version, meta(values)));
-        show(release.version);
-        return 0;
-      }
-      case "classify": {
-        const [version, asset] = positionals;
-        if (!version || !asset) throw new UsageError("usage: gantry releases classify VERSION ASSET [--platform P] [--arch A] [--file-type T]");
-        const a = asUsage(() =>
-          catalog.classify(version, asset, {
-            platform: values.platform as string | undefined,
-            arch: values.arch as string | undefined,
-            fileType: values["file-type"] as string | undefined,
-          }),
-        );
-        if (values.json) printJson(assetView(a));
-        else show(version);
-        return 0;
-      }
-    }
-    return 2;
-  } finally {
-    deps.close();
-    deps.db.close();
-  }
-}
+        }),
+    },
+    {
+      name: "releases delete",
+      args: "VERSION",
+      summary: "delete a release and its mirrored files",
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
+        const [version] = exactly(positionals, ["VERSION"]);
+        return withStore(values, async (deps) => {
+          const gone = await deps.releases.catalog.delete(version);
+          process.stdout.write(`release ${gone.version} deleted (${gone.assets.length} asset(s))\n`);
+        });
+      },
+    },
+    {
+      name: "releases update",
+      args: "VERSION [--notes TEXT] [--min-app-version V] [--prerelease | --no-prerelease] [--published-at ISO] [--json]",
+      summary: "change a release's notes, minimum app version, pre-release mark or date",
+      options: { ...META_OPTIONS, "no-prerelease": { type: "boolean" }, ...JSON_OPTION },
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
+        const [version] = exactly(positionals, ["VERSION"]);
+        const changes = meta(values as Values);
+        return withStore(values, (deps) => {
+          const release = asUsage(() => deps.releases.catalog.update(version, changes));
+          show(deps, release.version, values.json);
+        });
+      },
+    },
+    {
+      name: "releases classify",
+      args: "VERSION ASSET [--platform P] [--arch A] [--file-type T] [--json]",
+      summary: "override the platform, arch or file type derived from an asset's file name (ASSET: id or name)",
+      options: { platform: { type: "string" }, arch: { type: "string" }, "file-type": { type: "string" }, ...JSON_OPTION },
+      positionals: true,
+      settings: STORE,
+      run: ({ values, positionals }) => {
+        const [version, asset] = exactly(positionals, ["VERSION", "ASSET"]);
+        return withStore(values, (deps) => {
+          const a = asUsage(() =>
+            deps.releases.catalog.classify(version, asset, {
+              platform: values.platform as string | undefined,
+              arch: values.arch as string | undefined,
+              fileType: values["file-type"] as string | undefined,
+            }),
+          );
+          if (values.json) printJson(assetView(a));
+          else show(deps, version, false);
+        });
+      },
+    },
+  ],
+};

@@ -2,19 +2,28 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeConfig, type Config } from "../config";
+import { SETTINGS, checkServerFiles, describeConfig, type Config } from "../config";
 import { createDeps, type AppDeps } from "../deps";
 import { createLogger } from "../log";
 import { startServer, type RunningServer } from "../server";
 import { createSimulatedUpstream } from "../gateway/simulator/simulated-upstream";
-import { configFrom, parse, settingsHelp } from "./common";
+import { commandHelp, type Command } from "./command";
+import { configFrom, parse, type ParsedArgs } from "./common";
 import { claimDataDir } from "../store/instance-lock";
 
-export const SERVE_HELP = `Usage: gantry serve [settings]
-       gantry demo  [settings]   (a simulated upstream and sample data, in a temporary data dir unless --data-dir is given)
+/** Every setting: the server reads them all. */
+export const SERVER_SETTINGS: readonly string[] = SETTINGS.map((s) => s.flag);
 
-Settings (flag > environment > <data dir>/gantry.toml > default):
-${settingsHelp()}`;
+export const serveEntry: Command = {
+  name: "serve",
+  summary: "run the server (gateway + site + back office)",
+  details: `Creates the data dir and its database on first start and prints the generated admin token once.
+Stops gracefully on SIGTERM or Ctrl-C; SIGHUP re-reads the TLS certificate.`,
+  settings: SERVER_SETTINGS,
+  run: ({ values }) => serve(values),
+};
+
+export const SERVE_HELP = commandHelp(serveEntry);
 
 function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => void): Promise<number> {
   return new Promise((resolve) => {
@@ -40,6 +49,8 @@ function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => 
 }
 
 function boot(config: Config): { deps: AppDeps; running: RunningServer } {
+  // serve has checked these with the other settings; the demo's settings come without the check.
+  checkServerFiles(config);
   const log = createLogger(config.logLevel);
   const deps = createDeps(config, { log });
   const unclaim = claimDataDir(config.dataDir);
@@ -51,10 +62,8 @@ function boot(config: Config): { deps: AppDeps; running: RunningServer } {
   return { deps, running };
 }
 
-export async function serveCommand(args: string[]): Promise<number> {
-  const { values } = parse(args, {}, false);
-  if (values.help) return void process.stdout.write(SERVE_HELP + "\n"), 0;
-  const config = configFrom(values);
+async function serve(values: ParsedArgs["values"]): Promise<number> {
+  const config = configFrom(values, { checkFiles: true });
   const { deps, running } = boot(config);
   const token = deps.adminAuth.ensureToken();
   if (token) {

@@ -1,32 +1,38 @@
 /** `gantry service install`: writes the systemd unit (and, as root, creates the service user and data dir). */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { UsageError, parse } from "./common";
+import type { Group } from "./command";
+import { UsageError, type ParsedArgs } from "./common";
 import { systemdUnit } from "./systemd-unit";
 
-const HELP = `Usage: gantry service install [--user gantry] [--data-dir /var/lib/gantry] [--binary PATH]
-                              [--env-file /etc/gantry/gantry.env] [--unit-path /etc/systemd/system/gantry.service] [--print]
+export const serviceGroup: Group = {
+  name: "service",
+  summary: "install Gantry as a systemd service (service install)",
+  commands: [
+    {
+      name: "service install",
+      args: "[--user gantry] [--data-dir /var/lib/gantry] [--binary PATH] [--env-file /etc/gantry/gantry.env] [--unit-path /etc/systemd/system/gantry.service] [--print]",
+      summary: "write a hardened systemd unit that runs 'gantry serve' as a dedicated user",
+      details: `The unit restarts the server on failure and stops it gracefully. As root it also creates the system user,
+the data dir and an environment file to put the settings in. --print only prints the unit.
+Then: systemctl daemon-reload && systemctl enable --now gantry`,
+      options: {
+        user: { type: "string" },
+        "data-dir": { type: "string" },
+        binary: { type: "string" },
+        "env-file": { type: "string" },
+        "unit-path": { type: "string" },
+        print: { type: "boolean" },
+      },
+      settings: [],
+      run: ({ values }) => install(values),
+    },
+  ],
+};
 
-Writes a hardened systemd unit that runs 'gantry serve' as a dedicated user, restarts it on failure and stops it
-gracefully. As root it also creates the system user and the data dir. --print only prints the unit.
-Then: systemctl daemon-reload && systemctl enable --now gantry`;
-
-export async function serviceCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  const { values } = parse(rest, {
-    user: { type: "string" },
-    binary: { type: "string" },
-    "env-file": { type: "string" },
-    "unit-path": { type: "string" },
-    print: { type: "boolean" },
-  }, false);
-  if (sub !== "install" || values.help) {
-    process.stdout.write(HELP + "\n");
-    if (sub && sub !== "install") throw new UsageError(`unknown command 'gantry service ${sub}'`);
-    return sub ? 0 : 2;
-  }
+function install(values: ParsedArgs["values"]): number {
   const user = (values.user as string) ?? "gantry";
-  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(user)) throw new UsageError(`--user must be a valid user name, got "${user}"`);
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(user)) throw new UsageError(`--user must be a valid user name (lower case letters, digits, _ and -), got '${user}'`);
   const dataDir = resolve((values["data-dir"] as string) ?? "/var/lib/gantry");
   const binary = resolve((values.binary as string) ?? process.execPath);
   const envFile = (values["env-file"] as string) ?? "/etc/gantry/gantry.env";

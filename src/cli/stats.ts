@@ -4,25 +4,8 @@
  * online series of GET /admin/api/stats/clients/series).
  */
 import type { ClientStats, Distribution, OnlineSeries } from "../site/client-stats";
-import { UsageError, commandDeps, configFrom, parse, printJson, settingsHelp, table } from "./common";
-
-const OPTIONS = {
-  json: { type: "boolean" },
-  minutes: { type: "string" },
-  step: { type: "string" },
-} as const;
-
-export const STATS_HELP = `Usage: gantry stats <command> [options]
-
-Commands:
-  clients [--json]                            clients online now (reported within the last 5 minutes) and
-                                              their distribution by version, platform, runtime, app, arch, locale
-  series [--minutes N] [--step S] [--json]    online count over time (sampled each minute while the server
-                                              runs, kept 30 days); default: the last 1440 minutes; S in seconds,
-                                              a multiple of 60 (default: at most 1440 points)
-
-Settings (every command):
-${settingsHelp()}`;
+import type { Group } from "./command";
+import { STORE_SETTINGS, printJson, table, withStore } from "./common";
 
 function distributionTable(title: string, d: Distribution, online: number): string {
   const rows = Object.entries(d).map(([value, clients]) => ({
@@ -55,28 +38,41 @@ function describeSeries(s: OnlineSeries): string {
   return `online clients per ${s.stepSeconds / 60} min, ${s.from} .. ${s.to} ("-" = no sample: server not running)\n` + table(rows, ["time", "online"]);
 }
 
-export async function statsCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  const { values } = parse(rest, OPTIONS as any, false) as { values: Record<string, string | boolean | undefined> };
-  if (!sub || values.help || sub === "--help" || sub === "-h" || sub === "help") {
-    process.stdout.write(STATS_HELP + "\n");
-    return sub ? 0 : 2;
-  }
-  if (sub !== "clients" && sub !== "series") throw new UsageError(`unknown command 'gantry stats ${sub}'`);
-  const deps = commandDeps(configFrom(values));
-  try {
-    if (sub === "clients") {
-      const s = deps.engagement.stats.clients();
-      if (values.json) printJson(s);
-      else process.stdout.write(describeClients(s) + "\n");
-    } else {
-      const s = deps.engagement.stats.series({ minutes: values.minutes, step: values.step });
-      if (values.json) printJson(s);
-      else process.stdout.write(describeSeries(s) + "\n");
-    }
-    return 0;
-  } finally {
-    deps.close();
-    deps.db.close();
-  }
-}
+const JSON_OPTION = { json: { type: "boolean" } } as const;
+
+export const statsGroup: Group = {
+  name: "stats",
+  summary: "client statistics: who is online now, and over time",
+  commands: [
+    {
+      name: "stats clients",
+      args: "[--json]",
+      summary: "clients online now (reported within the last 5 minutes) and their distribution by version, platform, runtime, app, arch, locale",
+      details: "--json   the answer of GET /admin/api/stats/clients",
+      options: JSON_OPTION,
+      settings: STORE_SETTINGS,
+      run: ({ values }) =>
+        withStore(values, (deps) => {
+          const s = deps.engagement.stats.clients();
+          if (values.json) printJson(s);
+          else process.stdout.write(describeClients(s) + "\n");
+        }),
+    },
+    {
+      name: "stats series",
+      args: "[--minutes N] [--step S] [--json]",
+      summary: "online count over time (sampled each minute while the server runs, kept 30 days)",
+      details: `--minutes N   how far back (default: 1440, one day)
+--step S      seconds per point, a multiple of 60 (default: at most 1440 points)
+--json        the answer of GET /admin/api/stats/clients/series`,
+      options: { minutes: { type: "string" }, step: { type: "string" }, ...JSON_OPTION },
+      settings: STORE_SETTINGS,
+      run: ({ values }) =>
+        withStore(values, (deps) => {
+          const s = deps.engagement.stats.series({ minutes: values.minutes as string | undefined, step: values.step as string | undefined });
+          if (values.json) printJson(s);
+          else process.stdout.write(describeSeries(s) + "\n");
+        }),
+    },
+  ],
+};

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bytesOf, startFakeGitHub, type FakeGitHub, type FakeRelease } from "../support/fake-github";
 import { startGantry, type Gantry } from "../support/harness";
+import { openDatabase } from "../../src/store/db";
 
 const ROOT = join(import.meta.dir, "../..");
 const BUN = join(ROOT, "node_modules/.bin/bun");
@@ -178,6 +179,8 @@ describe("gantry releases sync (CLI)", () => {
     gh = startFakeGitHub({ releases: remote(), perPage: 100 });
     gh.releases.find((r) => r.id === 20)!.assets = gh.releases.find((r) => r.id === 20)!.assets.filter((a) => !a.failStatus && !a.advertisedSize);
     dataDir = mkdtempSync(join(tmpdir(), "gantry-sync-cli-"));
+    // A database as a server leaves it (on a fresh dir the CLI would create one and say so on stderr).
+    openDatabase(join(dataDir, "gantry.db")).close();
   });
   afterAll(async () => {
     await gh.stop();

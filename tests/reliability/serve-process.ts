@@ -120,7 +120,7 @@ export async function gantryCommand(args: string[], env: Record<string, string> 
   });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`gantry ${args.join(" ")} exited ${code}: ${err}`);
-  return out + err;
+  return out;
 }
 
 /** Runs `tasks` with at most `limit` in flight at once. */
