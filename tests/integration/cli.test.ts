@@ -242,7 +242,8 @@ describe("keys", () => {
       entry(now, 200, 100, 10),
       entry(now - 1, 200, 200, 20),
       entry(now - 2 * DAY, 500, 0, 0),
-      entry(now - 10 * DAY, 200, 1000, 100), // outside a 3-day window
+      entry(now - 3 * DAY + 1000, 200, 1000, 100), // the day before a 3-day window: whole UTC days only
+      entry(now - 10 * DAY, 200, 1000, 100),
     ]);
   });
   afterAll(async () => {
