@@ -125,9 +125,11 @@ export function runEntry(entry: Entry, args: string[]): Promise<number> {
     process.stdout.write(groupHelp(entry) + "\n");
     return Promise.resolve(2);
   }
-  if (sub === "help" || sub === "--help" || sub === "-h") {
+  if (sub === "help" || (sub.startsWith("-") && asksForHelp(args))) {
     return runCommand(entry.name, () => {
-      if (rest.length === 0 || rest[0].startsWith("-")) return print(groupHelp(entry));
+      // `gantry keys help create`, `gantry keys --help create`: the word after the help word names a command.
+      const named = ["help", "--help", "-h"].includes(sub) && rest.length > 0 && !rest[0].startsWith("-");
+      if (!named) return print(groupHelp(entry));
       const c = entry.commands.find((x) => x.name === `${entry.name} ${rest[0]}`);
       if (!c) throw new UsageError(`unknown command '${rest[0]}'`);
       return print(commandHelp(c));

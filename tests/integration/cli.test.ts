@@ -44,6 +44,7 @@ describe("help", () => {
     ["keys", "help"],
     ["keys", "-h"],
     ["keys", "help", "create"],
+    ["keys", "--help", "create"],
     ["keys", "create", "--help"],
     ["keys", "create", "-h", "--name", "x"],
     ["keys", "usage", "help"],
@@ -92,6 +93,13 @@ describe("help", () => {
     expect(demo).not.toContain("--upstream-url");
 
     expect(gantry("service", "install", "--help").stdout).not.toContain("Settings");
+  });
+
+  test("options before the help flag do not matter", () => {
+    const r = gantry("keys", "--data-dir", nowhere, "--help");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toStartWith("Usage: gantry keys <command>");
+    expect(existsSync(nowhere)).toBe(false);
   });
 
   test("a group alone shows its commands and exits 2 (incomplete)", () => {
