@@ -17,12 +17,12 @@ const overview = `
 )}</div>
 <section class="cards" id="cards" aria-label="Summary"></section>
 <div class="grid2">
-<section class="panel"><h2>Requests per minute</h2><div id="chart-requests"></div></section>
+<section class="panel"><h2 id="title-requests">Requests</h2><div id="chart-requests"></div></section>
 <section class="panel"><h2>Error rate (%)</h2><div id="chart-errors"></div></section>
-<section class="panel"><h2>Tokens</h2><div id="chart-tokens"></div></section>
+<section class="panel"><h2 id="title-tokens">Tokens</h2><div id="chart-tokens"></div></section>
 <section class="panel"><h2>Upstream latency (time to first byte, ms)</h2><div id="chart-latency"></div></section>
 </div>
-<section class="panel"><h2>Clients online</h2><div id="chart-online"></div></section>`;
+<section class="panel"><h2 id="title-online">Clients online</h2><div id="chart-online"></div></section>`;
 
 const keyFields = `
 <label class="wide">Name<input name="name" required maxlength="100" autocomplete="off"></label>

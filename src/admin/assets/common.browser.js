@@ -114,6 +114,11 @@ export function fmtDate(iso) {
   return d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
 }
 
+/** "1 asset", "2 assets": a count with its noun, pluralised by adding "s" unless a plural is given. */
+export function plural(n, noun, nouns) {
+  return fmtNumber(n) + " " + (n === 1 ? noun : nouns || noun + "s");
+}
+
 export function fmtLimit(v) {
   return v === null || v === undefined ? "∞" : fmtShort(v);
 }

@@ -210,7 +210,7 @@ async function showUsage(k) {
       { name: "input", points: days.map((d) => ({ x: d.t, y: d.inputTokens })) },
       { name: "output", points: days.map((d) => ({ x: d.t, y: d.outputTokens })) },
     ],
-    { label: "Tokens per day", height: 180 },
+    { label: "Tokens per day", height: 180, integer: true },
   );
   lineChart(
     $("#usage-chart-requests"),
@@ -218,7 +218,7 @@ async function showUsage(k) {
       { name: "requests", points: days.map((d) => ({ x: d.t, y: d.requests })) },
       { name: "errors", points: days.map((d) => ({ x: d.t, y: d.errors })) },
     ],
-    { label: "Requests per day", height: 180 },
+    { label: "Requests per day", height: 180, integer: true },
   );
   panel.scrollIntoView({ behavior: "smooth", block: "start" });
 }
