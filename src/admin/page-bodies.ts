@@ -1,6 +1,8 @@
 /**
  * The static skeleton of each back-office page (headings, forms, empty chart boxes). The page's script fills
  * it from the JSON API; keeping the markup here lets the pages render their frame without JavaScript.
+ * Forms are `novalidate`: the page checks them itself and lists every problem at once (form-errors.js),
+ * where the browser's own bubbles would show one at a time.
  */
 import type { AdminPageId } from "./layout";
 
@@ -44,12 +46,12 @@ const keys = `
 <div class="panel-head"><h2>API keys</h2><button type="button" id="new-key">New key</button></div>
 <div id="created"></div>
 <div class="table-wrap"><table class="stack" id="keys-table"><thead><tr>
-<th>Name</th><th>Status</th><th>Limits</th><th>Models</th><th class="num">Requests</th><th class="num">Tokens</th><th class="num">Remaining</th><th>Actions</th>
+<th>Name</th><th>State and validity</th><th>Limits</th><th>Models</th><th class="num">Requests</th><th class="num">Tokens</th><th class="num">Remaining</th><th>Actions</th>
 </tr></thead><tbody><tr><td colspan="8" class="muted">Loading…</td></tr></tbody></table></div>
 </section>
 <section class="panel" id="key-editor" hidden>
 <h2 id="key-editor-title">New key</h2>
-<form class="fields" id="key-form" autocomplete="off">${keyFields}</form>
+<form class="fields" id="key-form" autocomplete="off" novalidate>${keyFields}</form>
 </section>
 <section class="panel" id="key-usage" hidden>
 <div class="panel-head"><h2 id="usage-title">Usage</h2>${rangeButtons("usage-range", [["7", "7 d"], ["30", "30 d"], ["90", "90 d"]], "30")}</div>
@@ -86,7 +88,7 @@ const announcements = `
 </section>
 <section class="panel" id="ann-editor" hidden>
 <h2 id="ann-editor-title">New announcement</h2>
-<form class="fields" id="ann-form" autocomplete="off">${announcementFields}</form>
+<form class="fields" id="ann-form" autocomplete="off" novalidate>${announcementFields}</form>
 <h3>Live preview</h3>
 <p class="error-text" id="preview-error" role="alert"></p>
 <div class="preview" id="ann-preview"><div class="surface" id="preview-client"></div><div class="surface" id="preview-home"></div></div>
@@ -95,7 +97,7 @@ const announcements = `
 const releases = `
 <div class="grid2">
 <section class="panel"><h2>Publish a release</h2>
-<form class="fields" id="publish-form" autocomplete="off">
+<form class="fields" id="publish-form" autocomplete="off" novalidate>
 <label>Version<input name="version" required maxlength="256" placeholder="1.4.0"></label>
 <label>Minimum app version<input name="minAppVersion" maxlength="256"></label>
 <label class="wide">Notes<textarea name="notes" rows="2"></textarea></label>
@@ -106,7 +108,7 @@ const releases = `
 <div id="upload-progress"></div>
 </section>
 <section class="panel"><h2>Sync from GitHub Releases</h2>
-<form class="fields" id="sync-form" autocomplete="off">
+<form class="fields" id="sync-form" autocomplete="off" novalidate>
 <label class="wide">Repository (OWNER/REPO)<input name="github" maxlength="201" placeholder="owner/repo"></label>
 <label class="check"><input type="checkbox" name="prereleases"> Include pre-releases</label>
 <div class="form-actions"><button type="submit" id="sync-start">Start sync</button></div>

@@ -1,6 +1,6 @@
 // Announcements: list, create, edit, delete, re-show (a new dismissKey), with a live preview of the item on
 // each surface (the desktop client and the home page), built by the server with the public rules.
-import { $, api, attempt, clear, confirmDialog, fmtDate, formValues, h, notify } from "./common.js";
+import { $, api, attempt, clear, confirmDialog, fmtDate, formValues, h, notify, td } from "./common.js";
 
 let items = [];
 let editing = null;
@@ -9,10 +9,6 @@ let previewSeq = 0;
 
 const editor = $("#ann-editor");
 const form = $("#ann-form");
-
-function td(label, content) {
-  return h("td", { "data-label": label }, content);
-}
 
 function windowText(a) {
   const from = a.startAt ? fmtDate(a.startAt) : "always";

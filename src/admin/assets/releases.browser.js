@@ -1,12 +1,8 @@
 // Releases: versions and assets (source, size, SHA-256, downloads); publish by upload (with per-file
 // progress); start a GitHub sync and follow it until it ends. Uses /admin/api/releases.
-import { $, api, attempt, clear, confirmDialog, copyText, csrfToken, fmtBytes, fmtDate, fmtNumber, formValues, h, notify } from "./common.js";
+import { $, api, attempt, clear, confirmDialog, copyText, csrfToken, fmtBytes, fmtDate, fmtNumber, formValues, h, notify, td } from "./common.js";
 
 const enc = encodeURIComponent;
-
-function td(label, content, cls) {
-  return h("td", { "data-label": label, class: cls }, content);
-}
 
 function shortSha(sha) {
   if (!sha) return h("span", { class: "muted" }, "—");
