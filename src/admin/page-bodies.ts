@@ -64,8 +64,7 @@ const announcementFields = `
 <label class="wide">Body<textarea name="body" required maxlength="10000" rows="4"></textarea></label>
 <label>Surface<select name="targetSurface"><option value="all">Client and home</option><option value="client">Client only</option><option value="home">Home only</option></select></label>
 <label>Level<select name="level"><option value="info">info</option><option value="warning">warning</option><option value="critical">critical</option></select></label>
-<label>Display<select name="displayType"><option value="modal">modal</option><option value="banner">banner</option><option value="toast">toast</option></select></label>
-<label>Type<input name="type" value="modal" maxlength="32"></label>
+<label>Display<select name="displayType" title="Sets both type and displayType of the item"><option value="modal">modal dialog</option><option value="banner">banner</option><option value="toast">toast</option></select><span class="muted small" id="display-note"></span></label>
 <label>App (empty = any)<input name="app" maxlength="128"></label>
 <label>Button text<input name="ctaText" maxlength="100"></label>
 <label>Button URL<input name="ctaUrl" maxlength="2048" placeholder="https://…"></label>
@@ -75,7 +74,7 @@ const announcementFields = `
 <label>Expires (ISO 8601)<input name="expiresAt" maxlength="64" placeholder="never"></label>
 <label>Dismiss key<input name="dismissKey" maxlength="128" placeholder="generated"></label>
 <label class="check"><input type="checkbox" name="testOnly"> Test only</label>
-<label class="wide">Translations (JSON: {"zh-CN": {"title": "…", "body": "…"}})<textarea name="locales" rows="2" placeholder="{}"></textarea></label>
+<label class="wide">Translations (JSON)<textarea name="locales" rows="2" placeholder='{"zh-CN": {"title": "…", "body": "…"}}'></textarea></label>
 <label>Preview locale<input name="previewLocale" maxlength="35" placeholder="default"></label>
 <div class="form-actions"><button type="submit" id="ann-save">Create</button><button type="button" class="ghost" id="ann-cancel">Cancel</button></div>`;
 
@@ -83,8 +82,8 @@ const announcements = `
 <section class="panel">
 <div class="panel-head"><h2>Announcements</h2><button type="button" id="new-ann">New announcement</button></div>
 <div class="table-wrap"><table class="stack" id="ann-table"><thead><tr>
-<th>Title</th><th>Status</th><th>Surface</th><th>Level</th><th>Shown</th><th>Dismiss key</th><th>Actions</th>
-</tr></thead><tbody><tr><td colspan="7" class="muted">Loading…</td></tr></tbody></table></div>
+<th>Title</th><th>Status</th><th>Surface</th><th>Level</th><th>Versions</th><th>Shown</th><th>Dismiss key</th><th>Actions</th>
+</tr></thead><tbody><tr><td colspan="8" class="muted">Loading…</td></tr></tbody></table></div>
 </section>
 <section class="panel" id="ann-editor" hidden>
 <h2 id="ann-editor-title">New announcement</h2>

@@ -21,6 +21,7 @@ export function problemCollector(form) {
   const problems = [];
   const note = (param, text) => problems.push({ param, message: fieldLabel(form, param) + ": " + text });
   return {
+    problems,
     note,
     /** "" -> null; else a whole number of 0 or more. */
     count(param, text) {
@@ -135,7 +136,8 @@ export function showProblems(form, problems, aliases) {
       el.setAttribute("aria-describedby", msg.id);
     }
     // Under the field its label is already in view; the message alone says what is wrong.
-    const own = label && p.message.startsWith(label + ": ") ? p.message.slice(label.length + 2) : p.message;
+    let own = label && p.message.startsWith(label + ": ") ? p.message.slice(label.length + 2) : p.message;
+    own = own.charAt(0).toUpperCase() + own.slice(1);
     msg.textContent = (msg.textContent ? msg.textContent + " " : "") + own;
   }
   const actions = form.querySelector(".form-actions");
