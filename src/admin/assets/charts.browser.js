@@ -110,6 +110,11 @@ export function lineChart(container, series, options) {
   whenResized(container, () => drawLine(container, series, opts));
 }
 
+function lastValue(points) {
+  for (let i = points.length - 1; i >= 0; i--) if (points[i].y !== null && points[i].y !== undefined) return points[i].y;
+  return "";
+}
+
 function drawLine(container, series, opts) {
   const W = Math.max(260, container.clientWidth || 600);
   const H = opts.height || 200;
@@ -147,6 +152,8 @@ function drawLine(container, series, opts) {
     "aria-label": opts.label || series.map((x) => x.name).join(", "),
     "data-series": series.length,
     "data-points": count,
+    // Each series' newest value, for anyone checking the chart against the cards beside it (tests do).
+    "data-last": series.map((ser) => lastValue(ser.points)).join(","),
   });
   for (let i = 0; i <= scale.steps; i++) {
     const y = Number((scale.step * i).toFixed(6)); // 0.15, not 0.15000000000000002

@@ -141,13 +141,15 @@ export function fmtLimit(v) {
 /**
  * A short notice at the bottom of the screen. `kind`: "ok" (the default: something was done), "warn" (done,
  * but not all of it) or "error" (not done). A success takes older errors and warnings away (they are
- * answered); errors are announced at once (role=alert) and stay longer, with a close button.
+ * answered); a failure takes older successes away (beside a failure they read as if it had worked). Errors
+ * are announced at once (role=alert) and stay longer, with a close button.
  */
 export function notify(message, kind) {
   const box = document.getElementById("toast");
   if (!box) return;
   const k = kind === "error" || kind === "warn" ? kind : "ok";
   if (k === "ok") dismissErrors();
+  else dismissSuccesses();
   // The same notice twice is shown once.
   for (const old of box.querySelectorAll(".toast")) if (old.firstChild.textContent === message) old.remove();
   const close = h("button", { type: "button", class: "toast-close", "aria-label": "Close", onclick: () => item.remove() }, "×");
@@ -156,10 +158,19 @@ export function notify(message, kind) {
   setTimeout(() => item.remove(), k === "ok" ? 4000 : 12000);
 }
 
+function dismiss(selector) {
+  const box = document.getElementById("toast");
+  if (box) for (const old of box.querySelectorAll(selector)) old.remove();
+}
+
 /** Takes away error and warning notices: a later action succeeded, so they are answered. */
 export function dismissErrors() {
-  const box = document.getElementById("toast");
-  if (box) for (const old of box.querySelectorAll(".toast.error, .toast.warn")) old.remove();
+  dismiss(".toast.error, .toast.warn");
+}
+
+/** Takes away success notices: an action just failed, and they must not read as its outcome. */
+export function dismissSuccesses() {
+  dismiss(".toast.ok");
 }
 
 export async function copyText(text, button) {

@@ -3,7 +3,7 @@
 // second mistake is not hidden behind the first. Problems come from the page's own checks (FormProblems)
 // or from the API's error envelope ({"error": {message, param}}, or a list of them in `error.errors`).
 // Served as /admin/assets/form-errors.js.
-import { dismissErrors, notify } from "./common.js";
+import { dismissErrors, dismissSuccesses, notify } from "./common.js";
 
 /** Several problems at once, each { message, param } with `param` a field name (or null). */
 export class FormProblems extends Error {
@@ -148,8 +148,8 @@ export function showProblems(form, problems, aliases) {
 
 /**
  * Runs a form's submission: old marks go; a failure marks the fields and lists every problem in the form (a
- * notice too when no field could be marked, always in the error style); a success takes older error notices
- * away. Resolves to true when `fn` succeeded. options: { aliases (API name -> field name), failure (the
+ * notice too when no field could be marked, always in the error style) and takes older success notices away;
+ * a success takes older error notices away. Resolves to true when `fn` succeeded. options: { aliases (API name -> field name), failure (the
  * notice's first words, "Not saved" unless given) }.
  */
 export async function submitting(form, fn, options) {
@@ -160,6 +160,7 @@ export async function submitting(form, fn, options) {
     dismissErrors();
     return true;
   } catch (err) {
+    dismissSuccesses();
     const lines = showProblems(form, problemsOf(err), opts.aliases);
     if (!form.querySelector('[aria-invalid="true"]')) notify((opts.failure || "Not saved") + ". " + lines.join(" "), "error");
     return false;

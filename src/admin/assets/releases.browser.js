@@ -33,7 +33,8 @@ async function latestVersion() {
 }
 
 function releaseBlock(r, latest) {
-  const isLatest = latest !== null && r.version === latest;
+  // The public document spells the version without a leading "v" (v2.0.0 is listed here as published).
+  const isLatest = latest !== null && r.version.trim().replace(/^v/i, "") === latest;
   const rows = r.assets.map((a) =>
     h(
       "tr",
