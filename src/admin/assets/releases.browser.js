@@ -197,7 +197,9 @@ function syncSummary(state) {
         h("strong", null, last.repo),
         " ",
         h("span", { class: "badge " + (last.status === "ok" ? "ok" : last.status) }, last.status),
-        " " + fmtDate(last.finishedAt) + " — " +
+        " ",
+        h("span", { class: "nowrap" }, fmtDate(last.finishedAt)),
+        " — " +
           plural(last.releasesCreated.length, "new release") + ", " + last.releasesUpdated.length + " updated; " +
           plural(last.downloaded.length, "file") + " downloaded, " + last.reused.length + " reused, " + last.failed.length + " failed.",
       ),
