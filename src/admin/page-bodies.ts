@@ -1,6 +1,8 @@
 /**
  * The static skeleton of each back-office page (headings, forms, empty chart boxes). The page's script fills
  * it from the JSON API; keeping the markup here lets the pages render their frame without JavaScript.
+ * Forms are `novalidate`: the page checks them itself and lists every problem at once (form-errors.js),
+ * where the browser's own bubbles would show one at a time.
  */
 import type { AdminPageId } from "./layout";
 
@@ -17,12 +19,12 @@ const overview = `
 )}</div>
 <section class="cards" id="cards" aria-label="Summary"></section>
 <div class="grid2">
-<section class="panel"><h2>Requests per minute</h2><div id="chart-requests"></div></section>
+<section class="panel"><h2 id="title-requests">Requests</h2><div id="chart-requests"></div></section>
 <section class="panel"><h2>Error rate (%)</h2><div id="chart-errors"></div></section>
-<section class="panel"><h2>Tokens</h2><div id="chart-tokens"></div></section>
+<section class="panel"><h2 id="title-tokens">Tokens</h2><div id="chart-tokens"></div></section>
 <section class="panel"><h2>Upstream latency (time to first byte, ms)</h2><div id="chart-latency"></div></section>
 </div>
-<section class="panel"><h2>Clients online</h2><div id="chart-online"></div></section>`;
+<section class="panel"><h2 id="title-online">Clients online</h2><div id="chart-online"></div></section>`;
 
 const keyFields = `
 <label class="wide">Name<input name="name" required maxlength="100" autocomplete="off"></label>
@@ -44,12 +46,12 @@ const keys = `
 <div class="panel-head"><h2>API keys</h2><button type="button" id="new-key">New key</button></div>
 <div id="created"></div>
 <div class="table-wrap"><table class="stack" id="keys-table"><thead><tr>
-<th>Name</th><th>Status</th><th>Limits</th><th>Models</th><th class="num">Requests</th><th class="num">Tokens</th><th class="num">Remaining</th><th>Actions</th>
+<th>Name</th><th>State and validity</th><th>Limits</th><th>Models</th><th class="num">Requests</th><th class="num">Tokens</th><th class="num">Remaining</th><th>Actions</th>
 </tr></thead><tbody><tr><td colspan="8" class="muted">Loading…</td></tr></tbody></table></div>
 </section>
 <section class="panel" id="key-editor" hidden>
 <h2 id="key-editor-title">New key</h2>
-<form class="fields" id="key-form" autocomplete="off">${keyFields}</form>
+<form class="fields" id="key-form" autocomplete="off" novalidate>${keyFields}</form>
 </section>
 <section class="panel" id="key-usage" hidden>
 <div class="panel-head"><h2 id="usage-title">Usage</h2>${rangeButtons("usage-range", [["7", "7 d"], ["30", "30 d"], ["90", "90 d"]], "30")}</div>
@@ -62,8 +64,7 @@ const announcementFields = `
 <label class="wide">Body<textarea name="body" required maxlength="10000" rows="4"></textarea></label>
 <label>Surface<select name="targetSurface"><option value="all">Client and home</option><option value="client">Client only</option><option value="home">Home only</option></select></label>
 <label>Level<select name="level"><option value="info">info</option><option value="warning">warning</option><option value="critical">critical</option></select></label>
-<label>Display<select name="displayType"><option value="modal">modal</option><option value="banner">banner</option><option value="toast">toast</option></select></label>
-<label>Type<input name="type" value="modal" maxlength="32"></label>
+<label>Display<select name="displayType" title="Sets both type and displayType of the item"><option value="modal">modal dialog</option><option value="banner">banner</option><option value="toast">toast</option></select><span class="muted small" id="display-note"></span></label>
 <label>App (empty = any)<input name="app" maxlength="128"></label>
 <label>Button text<input name="ctaText" maxlength="100"></label>
 <label>Button URL<input name="ctaUrl" maxlength="2048" placeholder="https://…"></label>
@@ -73,7 +74,7 @@ const announcementFields = `
 <label>Expires (ISO 8601)<input name="expiresAt" maxlength="64" placeholder="never"></label>
 <label>Dismiss key<input name="dismissKey" maxlength="128" placeholder="generated"></label>
 <label class="check"><input type="checkbox" name="testOnly"> Test only</label>
-<label class="wide">Translations (JSON: {"zh-CN": {"title": "…", "body": "…"}})<textarea name="locales" rows="2" placeholder="{}"></textarea></label>
+<label class="wide">Translations (JSON)<textarea name="locales" rows="2" placeholder='{"zh-CN": {"title": "…", "body": "…"}}'></textarea></label>
 <label>Preview locale<input name="previewLocale" maxlength="35" placeholder="default"></label>
 <div class="form-actions"><button type="submit" id="ann-save">Create</button><button type="button" class="ghost" id="ann-cancel">Cancel</button></div>`;
 
@@ -81,12 +82,12 @@ const announcements = `
 <section class="panel">
 <div class="panel-head"><h2>Announcements</h2><button type="button" id="new-ann">New announcement</button></div>
 <div class="table-wrap"><table class="stack" id="ann-table"><thead><tr>
-<th>Title</th><th>Status</th><th>Surface</th><th>Level</th><th>Shown</th><th>Dismiss key</th><th>Actions</th>
-</tr></thead><tbody><tr><td colspan="7" class="muted">Loading…</td></tr></tbody></table></div>
+<th>Title</th><th>Status</th><th>Surface</th><th>Level</th><th>Versions</th><th>Shown</th><th>Dismiss key</th><th>Actions</th>
+</tr></thead><tbody><tr><td colspan="8" class="muted">Loading…</td></tr></tbody></table></div>
 </section>
 <section class="panel" id="ann-editor" hidden>
 <h2 id="ann-editor-title">New announcement</h2>
-<form class="fields" id="ann-form" autocomplete="off">${announcementFields}</form>
+<form class="fields" id="ann-form" autocomplete="off" novalidate>${announcementFields}</form>
 <h3>Live preview</h3>
 <p class="error-text" id="preview-error" role="alert"></p>
 <div class="preview" id="ann-preview"><div class="surface" id="preview-client"></div><div class="surface" id="preview-home"></div></div>
@@ -95,7 +96,7 @@ const announcements = `
 const releases = `
 <div class="grid2">
 <section class="panel"><h2>Publish a release</h2>
-<form class="fields" id="publish-form" autocomplete="off">
+<form class="fields" id="publish-form" autocomplete="off" novalidate>
 <label>Version<input name="version" required maxlength="256" placeholder="1.4.0"></label>
 <label>Minimum app version<input name="minAppVersion" maxlength="256"></label>
 <label class="wide">Notes<textarea name="notes" rows="2"></textarea></label>
@@ -106,7 +107,7 @@ const releases = `
 <div id="upload-progress"></div>
 </section>
 <section class="panel"><h2>Sync from GitHub Releases</h2>
-<form class="fields" id="sync-form" autocomplete="off">
+<form class="fields" id="sync-form" autocomplete="off" novalidate>
 <label class="wide">Repository (OWNER/REPO)<input name="github" maxlength="201" placeholder="owner/repo"></label>
 <label class="check"><input type="checkbox" name="prereleases"> Include pre-releases</label>
 <div class="form-actions"><button type="submit" id="sync-start">Start sync</button></div>

@@ -11,7 +11,9 @@ import chartsJs from "./assets/charts.browser.js" with { type: "text" };
 import clientsJs from "./assets/clients.browser.js" with { type: "text" };
 import commonJs from "./assets/common.browser.js" with { type: "text" };
 import docsJs from "./assets/docs.browser.js" with { type: "text" };
+import formErrorsJs from "./assets/form-errors.browser.js" with { type: "text" };
 import keysJs from "./assets/keys.browser.js" with { type: "text" };
+import markdownJs from "./assets/markdown.browser.js" with { type: "text" };
 import overviewJs from "./assets/overview.browser.js" with { type: "text" };
 import releasesJs from "./assets/releases.browser.js" with { type: "text" };
 import portalJs from "../portal/portal.browser.js" with { type: "text" };
@@ -32,6 +34,7 @@ const ASSETS: Record<string, Asset> = {
   "app.css": asset(appCss, "text/css; charset=utf-8"),
   "common.js": asset(commonJs, JS),
   "charts.js": asset(chartsJs, JS),
+  "form-errors.js": asset(formErrorsJs, JS),
   "overview.js": asset(overviewJs, JS),
   "keys.js": asset(keysJs, JS),
   "announcements.js": asset(announcementsJs, JS),
@@ -39,12 +42,13 @@ const ASSETS: Record<string, Asset> = {
   "clients.js": asset(clientsJs, JS),
   "portal.js": asset(portalJs, JS),
   "docs.js": asset(docsJs, JS),
+  "markdown.js": asset(markdownJs, JS),
 };
 
 const AREAS = {
-  "/admin": ["app.css", "common.js", "charts.js", "overview.js", "keys.js", "announcements.js", "releases.js", "clients.js"],
+  "/admin": ["app.css", "common.js", "charts.js", "form-errors.js", "overview.js", "keys.js", "announcements.js", "releases.js", "clients.js"],
   "/portal": ["app.css", "charts.js", "portal.js"],
-  "/docs": ["app.css", "docs.js"],
+  "/docs": ["app.css", "docs.js", "markdown.js"],
 } as const;
 
 export function serveAsset(area: keyof typeof AREAS, name: string, request: Request): Response {

@@ -20,6 +20,20 @@ const PAGES = [
   ["clients", "/admin/clients"],
 ] as const;
 
+/** The y-axis labels of a chart, as drawn. */
+async function yTicks(page: Page, selector: string): Promise<string[]> {
+  await page.locator(`${selector} svg.chart`).first().waitFor({ state: "attached" });
+  return page.locator(`${selector} svg.chart text.y-tick`).allTextContents();
+}
+
+/** "12", "1.5k", "2M": a whole number of units (k, M and G only shorten whole counts). */
+const WHOLE_TICK = /^\d+(\.\d+)?[kMG]$|^\d+$/;
+
+/** The names of the fields a form has marked invalid. */
+function invalidFields(page: Page, form: string): Promise<string[]> {
+  return page.locator(`${form} [aria-invalid="true"]`).evaluateAll((els) => els.map((e) => (e as HTMLInputElement).name));
+}
+
 async function signIn(page: Page, g: Gantry): Promise<void> {
   await page.goto(`${g.url}/admin`);
   expect(new URL(page.url()).pathname).toBe("/admin/sign-in");
@@ -124,13 +138,92 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     await waitForText(row().locator(".badge"), /^active$/);
   }, TEST_TIMEOUT_MS);
 
+  test("a bad key form lists every problem, marks each field, and shows no success notice", async () => {
+    await page.goto(`${g.url}/admin/keys`);
+    await page.click("#new-key");
+    await page.fill('#key-form input[name="name"]', "bad-input");
+    await page.fill('#key-form input[name="rpm"]', "-1");
+    await page.fill('#key-form input[name="rpd"]', "2.5");
+    await page.fill('#key-form input[name="notBefore"]', "2030-01-01T00:00:00Z");
+    await page.fill('#key-form input[name="expiresAt"]', "2029-01-01T00:00:00Z");
+    await page.click("#key-save");
+    await page.locator("#key-form .form-problems").waitFor();
+    const lines = await page.locator("#key-form .form-problems li").allTextContents();
+    expect(lines.length).toBe(3);
+    expect(lines[0]).toStartWith("Requests / minute:");
+    expect(lines[1]).toStartWith("Requests / day:");
+    expect(lines[2]).toStartWith("Expires at");
+    expect(await invalidFields(page, "#key-form")).toEqual(["rpm", "rpd", "expiresAt"]);
+    // A visible mark too, not only the attribute: the marked field's border is the danger colour.
+    const border = (sel: string) => page.locator(sel).evaluate((e) => getComputedStyle(e).borderTopColor);
+    expect(await border('#key-form input[name="rpm"]')).not.toBe(await border('#key-form input[name="concurrency"]'));
+    expect(await page.locator('#key-form input[name="rpm"]').getAttribute("aria-describedby")).toBeTruthy();
+    await screenshot(page, "keys-form-problems-desktop");
+
+    // The server's objection (a taken name) marks its field by the envelope's `param`.
+    for (const f of ["rpm", "rpd", "notBefore", "expiresAt"]) await page.fill(`#key-form input[name="${f}"]`, "");
+    await page.fill('#key-form input[name="name"]', "browser-key");
+    await page.click("#key-save");
+    await waitForText(page.locator("#key-form .form-problems"), "exists already");
+    expect(await invalidFields(page, "#key-form")).toEqual(["name"]);
+    expect(await page.locator("#toast .toast.ok").count()).toBe(0);
+    expect(await page.locator("#new-secret").count()).toBe(0);
+    await page.click("#key-cancel");
+  }, TEST_TIMEOUT_MS);
+
+  test("the Keys page shows each key's state and validity, not 'active' for an expired key", async () => {
+    const now = Date.now();
+    g.createKey({ name: "expired-key", expiresAt: now - 86_400_000 });
+    g.createKey({ name: "future-key", notBefore: now + 10 * 86_400_000 });
+    await page.goto(`${g.url}/admin/keys`);
+    const row = (name: string) => page.locator("#keys-table tbody tr", { hasText: name });
+    await waitForText(row("expired-key").locator(".badge"), /^expired$/);
+    await waitForText(row("expired-key").locator('td[data-label="State"]'), "expired " + new Date(now - 86_400_000).toISOString().slice(0, 10));
+    await waitForText(row("future-key").locator(".badge"), /^not yet valid$/);
+    await waitForText(row("future-key").locator('td[data-label="State"]'), "from ");
+    await waitForText(row("browser-key").locator(".badge"), /^active$/);
+  }, TEST_TIMEOUT_MS);
+
+  test("an error notice goes when a later action succeeds", async () => {
+    g.createKey({ name: "doomed-key" });
+    await page.goto(`${g.url}/admin/keys`);
+    const row = page.locator("#keys-table tbody tr", { hasText: "doomed-key" });
+    await row.waitFor();
+    const id = await row.getAttribute("data-id");
+    expect((await g.admin(`/admin/api/keys/${id}`, { method: "DELETE" })).status).toBe(204);
+    await row.locator("button", { hasText: "Disable" }).click(); // the page still lists it: 404
+    await page.locator("#toast .toast.error").waitFor();
+    expect(await page.locator("#toast .toast.ok").count()).toBe(0);
+    await page.click("#new-key");
+    await page.fill('#key-form input[name="name"]', "after-an-error");
+    await page.click("#key-save");
+    await page.locator("#new-secret").waitFor();
+    expect(await page.locator("#toast .toast.error").count()).toBe(0);
+  }, TEST_TIMEOUT_MS);
+
   test("the overview charts show the traffic", async () => {
     await page.goto(`${g.url}/admin`);
     expect(await chartPoints(page, "#chart-requests")).toBeGreaterThan(0);
     expect(await chartPoints(page, "#chart-tokens")).toBeGreaterThan(0);
     expect(await chartPoints(page, "#chart-latency")).toBeGreaterThan(0);
     await waitForText(page.locator("#cards"), "Requests");
+    // Counts: whole-number ticks, and a title that names the bucket.
+    await waitForText(page.locator("#title-requests"), /^Requests per minute$/);
+    for (const chart of ["#chart-requests", "#chart-tokens", "#chart-online"]) {
+      const ticks = await yTicks(page, chart);
+      expect({ chart, ticks: ticks.filter((t) => !WHOLE_TICK.test(t)) }).toEqual({ chart, ticks: [] });
+    }
     await screenshot(page, "overview-desktop");
+    await page.click('#range button[data-range="30d"]');
+    await waitForText(page.locator("#title-requests"), /^Requests per 12 hours$/);
+    await waitForText(page.locator("#title-tokens"), /^Tokens per 12 hours$/);
+    for (const chart of ["#chart-requests", "#chart-tokens"]) {
+      const ticks = await yTicks(page, chart);
+      expect(ticks.length).toBeGreaterThan(1);
+      expect({ chart, ticks: ticks.filter((t) => !WHOLE_TICK.test(t)) }).toEqual({ chart, ticks: [] });
+    }
+    expect(await page.locator("#main").textContent()).not.toContain("per minute");
+    await screenshot(page, "overview-30d-desktop");
   }, TEST_TIMEOUT_MS);
 
   test("create an announcement with a live preview; it is served by /api/v1/announcements; re-show changes its key", async () => {
@@ -142,6 +235,8 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     await page.selectOption('#ann-form select[name="level"]', "warning");
     await page.fill('#ann-form input[name="ctaText"]', "Details");
     await page.fill('#ann-form input[name="ctaUrl"]', "https://status.example.com");
+    // One control for the display form: it sets type and displayType alike.
+    expect(await page.locator('#ann-form [name="type"]').count()).toBe(0);
     await page.locator("#preview-client .mock-modal .mock-title", { hasText: "Maintenance tonight" }).waitFor();
     await waitForText(page.locator("#preview-home .not-shown"), "Not shown on the home page");
     // A bad value is reported by the preview while typing.
@@ -149,6 +244,8 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     await page.locator("#preview-error", { hasText: "minVersion" }).waitFor();
     await page.fill('#ann-form input[name="minVersion"]', "1.0.0");
     await page.locator("#preview-error:empty").waitFor({ state: "attached" });
+    await page.selectOption('#ann-form select[name="displayType"]', "toast");
+    await page.locator("#preview-client .mock-toast").waitFor();
     await screenshot(page, "announcements-editor-desktop");
     await page.click("#ann-save");
     const row = page.locator("#ann-table tbody tr", { hasText: "Maintenance tonight" });
@@ -156,7 +253,8 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
 
     const doc = await (await fetch(`${g.url}/api/v1/announcements?surface=client&version=1.2.0`)).json();
     const item = doc.announcements.find((a: any) => a.title === "Maintenance tonight");
-    expect(item).toMatchObject({ level: "warning", targetSurface: "client", ctaUrl: "https://status.example.com", minVersion: "1.0.0" });
+    expect(item).toMatchObject({ level: "warning", targetSurface: "client", ctaUrl: "https://status.example.com", minVersion: "1.0.0", type: "toast", displayType: "toast" });
+    await waitForText(row.locator('td[data-label="Versions"]'), "≥ 1.0.0");
     const home = await (await fetch(`${g.url}/api/v1/announcements?surface=home&version=1.2.0`)).json();
     expect(home.announcements.find((a: any) => a.title === "Maintenance tonight")).toBeUndefined();
 
@@ -166,6 +264,29 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     const after = await (await fetch(`${g.url}/api/v1/announcements?surface=client&version=1.2.0`)).json();
     expect(after.announcements.find((a: any) => a.title === "Maintenance tonight").dismissKey).not.toBe(item.dismissKey);
     await screenshot(page, "announcements-desktop");
+  }, TEST_TIMEOUT_MS);
+
+  test("an announcement form lists the page's problems and the server's, each field marked; the table shows version ranges", async () => {
+    await page.goto(`${g.url}/admin/announcements`);
+    await page.click("#new-ann");
+    await page.fill('#ann-form input[name="title"]', "Half done");
+    await page.fill('#ann-form input[name="minVersion"]', "abc");
+    await page.fill('#ann-form textarea[name="locales"]', "{not json");
+    await page.click("#ann-save");
+    await waitForText(page.locator("#ann-form .form-problems"), "From version");
+    const lines = await page.locator("#ann-form .form-problems li").allTextContents();
+    expect(lines.map((l) => l.split(":")[0])).toEqual(["Body", "Translations (JSON)", "From version"]);
+    expect((await invalidFields(page, "#ann-form")).sort()).toEqual(["body", "locales", "minVersion"]);
+    expect(await page.locator("#toast .toast.ok").count()).toBe(0);
+    await screenshot(page, "announcements-form-problems-desktop");
+    await page.fill('#ann-form textarea[name="body"]', "Only for the 1.1 line.");
+    await page.fill('#ann-form textarea[name="locales"]', "");
+    await page.fill('#ann-form input[name="minVersion"]', "1.1.0");
+    await page.fill('#ann-form input[name="maxVersion"]', "1.1.9");
+    await page.click("#ann-save");
+    const row = page.locator("#ann-table tbody tr", { hasText: "Half done" });
+    await waitForText(row.locator('td[data-label="Versions"]'), "1.1.0–1.1.9");
+    await page.locator("#toast .toast.ok").waitFor();
   }, TEST_TIMEOUT_MS);
 
   test("client charts render after heartbeats", async () => {
@@ -191,6 +312,20 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     expect(await chartPoints(page, "#online-chart")).toBeGreaterThan(0);
     await waitForText(page.locator("#client-cards"), "Online now3");
     await screenshot(page, "clients-desktop");
+
+    // A client that arrives after the minute's sample: the card and the chart's current bucket both count it.
+    const late = await fetch(`${g.url}/api/v1/client/heartbeat`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-app-client-id": "c4" },
+      body: JSON.stringify({ app: "myapp", version: "1.2.0", platform: "windows", arch: "x64", runtime: "electron", locale: "en-US" }),
+    });
+    expect(late.status).toBe(200);
+    await page.reload();
+    await waitForText(page.locator("#client-cards"), "Online now4");
+    await page.locator('#online-chart svg.chart[data-last="4"]').waitFor({ state: "attached" });
+    await page.goto(`${g.url}/admin`);
+    await waitForText(page.locator("#cards"), "Clients online4");
+    await page.locator('#chart-online svg.chart[data-last="4"]').waitFor({ state: "attached" });
   }, TEST_TIMEOUT_MS);
 
   test("publish a release by upload; run a sync and see its result", async () => {
@@ -211,8 +346,23 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     await page.click("#sync-start");
     await page.locator("#sync-status", { hasText: "Last sync of acme/app" }).waitFor({ timeout: 15_000 });
     await waitForText(page.locator("#sync-status .badge").first(), /^ok$/);
-    await page.locator('.release[data-version="v2.0.0"], .release[data-version="2.0.0"]').first().waitFor({ timeout: 10_000 });
+    const synced = page.locator('.release[data-version="v2.0.0"], .release[data-version="2.0.0"]').first();
+    await synced.waitFor({ timeout: 10_000 });
+    // The release /api/v1/latest offers is marked, and only that one; counts are pluralised.
+    await waitForText(synced.locator(".badge.latest"), /^latest$/);
+    expect(await page.locator(".release .badge.latest").count()).toBe(1);
+    expect(await block.locator(".badge.latest").count()).toBe(0);
+    await waitForText(block.locator(".release-meta"), "1 asset ·");
+    expect(await page.locator("#releases").textContent()).not.toMatch(/\b1 (assets|downloads|releases)\b/);
+    await waitForText(page.locator("#release-count"), /^2 releases$/);
     await screenshot(page, "releases-desktop");
+
+    // A failed publish marks the field and never looks like a success.
+    await page.fill('#publish-form input[name="version"]', "not a version");
+    await page.click('#publish-form button[type="submit"]');
+    await page.locator("#publish-form .form-problems").waitFor();
+    expect(await invalidFields(page, "#publish-form")).toEqual(["version"]);
+    expect(await page.locator("#toast .toast.ok").count()).toBe(0);
   }, TEST_TIMEOUT_MS);
 
   test("phone-sized screens: every page fits and renders", async () => {
@@ -222,6 +372,15 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
       await p.goto(`${g.url}/admin/sign-in`);
       await screenshot(p, "sign-in-phone");
       await signIn(p, g);
+      // Every section's link is inside the screen and leads to its page.
+      for (const [, path] of PAGES) {
+        await p.goto(`${g.url}/admin`);
+        const link = p.locator(`header nav a[href="${path}"]`);
+        const box = (await link.boundingBox())!;
+        expect({ path, inside: box.x >= 0 && box.x + box.width <= 390 && box.y >= 0 && box.y + box.height <= 844 }).toEqual({ path, inside: true });
+        await Promise.all([p.waitForURL(g.url + path), link.click()]);
+        expect(await p.locator(`header nav a[aria-current="page"]`).getAttribute("href")).toBe(path);
+      }
       for (const [name, path] of PAGES) {
         await p.goto(g.url + path);
         await p.waitForLoadState("networkidle");
@@ -231,9 +390,16 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
         }
         if (name === "overview") await chartPoints(p, "#chart-requests");
         if (name === "clients") await chartPoints(p, "#by-version");
+        if (name === "announcements") await p.locator("#ann-table tbody tr", { hasText: "Half done" }).waitFor();
+        if (name === "releases") await p.locator(".release").first().waitFor();
         // Nothing wider than the screen (tables scroll inside their own box).
         const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         expect({ name, overflow }).toEqual({ name, overflow: 0 });
+        // Dates, keys, versions and file names in tables stay on one line each.
+        const broken = await p.locator("table .nowrap").evaluateAll((els) =>
+          els.filter((e) => e.getClientRects().length > 1 || e.getBoundingClientRect().height > 2 * parseFloat(getComputedStyle(e).lineHeight || "20")).map((e) => e.textContent),
+        );
+        expect({ name, broken }).toEqual({ name, broken: [] });
         await screenshot(p, `${name}-phone`);
       }
       expect(phoneWatch.problems).toEqual([]);

@@ -76,18 +76,28 @@ describe.skipIf(!HAS_CHROMIUM)("portal and docs in Chromium", () => {
     }
   }, TEST_TIMEOUT_MS);
 
-  test("the API docs page renders the OpenAPI document locally", async () => {
-    const { context, watch } = await newContext(browser, g.url, "desktop");
-    try {
-      const page = await context.newPage();
-      await page.goto(`${g.url}/docs`);
-      await page.locator("details.op").first().waitFor();
-      expect(await page.locator("details.op").count()).toBeGreaterThanOrEqual(12);
-      await page.locator("details.op", { hasText: "/v1/responses" }).first().locator("summary").click();
-      await screenshot(page, "docs-desktop");
-      expect(watch.problems).toEqual([]);
-    } finally {
-      await context.close();
-    }
-  }, TEST_TIMEOUT_MS);
+  for (const viewport of ["desktop", "phone"] as Array<keyof typeof VIEWPORTS>) {
+    test(`the API docs page renders the OpenAPI document locally, its Markdown as markup (${viewport})`, async () => {
+      const { context, watch } = await newContext(browser, g.url, viewport);
+      try {
+        const page = await context.newPage();
+        await page.goto(`${g.url}/docs`);
+        await page.locator("details.op").first().waitFor();
+        expect(await page.locator("details.op").count()).toBeGreaterThanOrEqual(12);
+        // The document's descriptions use `code`: shown as code elements, not as backticks.
+        expect(await page.locator("#docs > .md code", { hasText: "Authorization: Bearer <API key>" }).count()).toBe(1);
+        const op = page.locator("details.op", { hasText: "/v1/responses" }).first();
+        await op.locator("summary").click();
+        expect(await op.locator(".body > .md code").count()).toBeGreaterThan(0);
+        const shown = await page.locator("#docs").evaluate((e) => [...e.querySelectorAll(".md")].map((m) => m.textContent).join("\n"));
+        expect(shown).not.toContain("`");
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow).toBe(0);
+        await screenshot(page, `docs-${viewport}`);
+        expect(watch.problems).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    }, TEST_TIMEOUT_MS);
+  }
 });

@@ -1,6 +1,7 @@
 // Announcements: list, create, edit, delete, re-show (a new dismissKey), with a live preview of the item on
 // each surface (the desktop client and the home page), built by the server with the public rules.
-import { $, api, attempt, clear, confirmDialog, fmtDate, formValues, h, notify } from "./common.js";
+import { $, ApiError, api, attempt, clear, confirmDialog, fmtDate, formValues, h, notify, td } from "./common.js";
+import { FormProblems, fieldLabel, problemCollector, submitting, watchProblems } from "./form-errors.js";
 
 let items = [];
 let editing = null;
@@ -10,19 +11,28 @@ let previewSeq = 0;
 const editor = $("#ann-editor");
 const form = $("#ann-form");
 
-function td(label, content) {
-  return h("td", { "data-label": label }, content);
+/** When it is shown: each date on a line of its own, never broken inside. */
+function windowText(a) {
+  if (!a.startAt && !a.expiresAt) return "always";
+  return [
+    a.startAt ? h("div", { class: "nowrap" }, "from " + fmtDate(a.startAt)) : null,
+    a.expiresAt ? h("div", { class: "nowrap" }, "until " + fmtDate(a.expiresAt)) : null,
+  ];
 }
 
-function windowText(a) {
-  const from = a.startAt ? fmtDate(a.startAt) : "always";
-  return from + (a.expiresAt ? " → " + fmtDate(a.expiresAt) : "");
+/** Which app builds see it: the version range (minVersion–maxVersion, either end open) and the app. */
+function audienceText(a) {
+  let range = "all versions";
+  if (a.minVersion && a.maxVersion) range = a.minVersion === a.maxVersion ? "only " + a.minVersion : a.minVersion + "–" + a.maxVersion;
+  else if (a.minVersion) range = "≥ " + a.minVersion;
+  else if (a.maxVersion) range = "≤ " + a.maxVersion;
+  return [h("div", { class: "nowrap" }, range), a.app ? h("div", { class: "muted small nowrap" }, "app " + a.app) : null];
 }
 
 function render() {
   const body = $("#ann-table tbody");
   if (!items.length) {
-    clear(body, h("tr", null, h("td", { colspan: 7, class: "muted" }, "No announcements yet.")));
+    clear(body, h("tr", null, h("td", { colspan: 8, class: "muted" }, "No announcements yet.")));
     return;
   }
   clear(
@@ -31,12 +41,13 @@ function render() {
       h(
         "tr",
         { dataset: { id: a.id } },
-        td("Title", [h("strong", null, a.title), a.testOnly ? h("span", { class: "badge warn" }, "test only") : null]),
+        td("Title", [h("strong", null, a.title), a.testOnly ? h("div", null, h("span", { class: "badge warn" }, "test only")) : null]),
         td("Status", h("span", { class: "badge " + a.status }, a.status)),
         td("Surface", a.targetSurface),
         td("Level", h("span", { class: "badge " + a.level }, a.level)),
+        td("Versions", audienceText(a)),
         td("Shown", windowText(a)),
-        td("Dismiss key", h("code", null, a.dismissKey || "—")),
+        td("Dismiss key", a.dismissKey ? h("code", { class: "nowrap" }, a.dismissKey) : h("span", { class: "muted" }, "not dismissible")),
         td(
           "Actions",
           h(
@@ -59,11 +70,13 @@ async function load() {
   render();
 }
 
-const TEXT_FIELDS = ["title", "body", "type", "displayType", "targetSurface", "level", "app", "ctaText", "ctaUrl", "minVersion", "maxVersion", "startAt", "expiresAt", "dismissKey"];
+/** `type` is not among them: the one "Display" control sets both `type` and `displayType` (see read()). */
+const TEXT_FIELDS = ["title", "body", "displayType", "targetSurface", "level", "app", "ctaText", "ctaUrl", "minVersion", "maxVersion", "startAt", "expiresAt", "dismissKey"];
 
 function openEditor(a) {
   editing = a || null;
   form.reset();
+  $("#display-note").textContent = "";
   $("#ann-editor-title").textContent = a ? "Edit “" + a.title + "”" : "New announcement";
   $("#ann-save").textContent = a ? "Save changes" : "Create";
   if (a) {
@@ -74,6 +87,8 @@ function openEditor(a) {
       el.value = a[f] === null || a[f] === undefined ? "" : a[f];
     }
     form.elements.namedItem("testOnly").checked = !!a.testOnly;
+    // Items made elsewhere (CLI, API) may carry a `type` that differs; saving here makes them agree.
+    $("#display-note").textContent = a.type !== a.displayType ? "Its type is “" + a.type + "”; saving sets it to the display form." : "";
     form.elements.namedItem("locales").value = Object.keys(a.locales || {}).length ? JSON.stringify(a.locales, null, 1) : "";
   }
   editor.hidden = false;
@@ -81,27 +96,56 @@ function openEditor(a) {
   schedulePreview();
 }
 
-/** The form as announcement input: empty optional fields are left out on create, cleared ("") on edit. */
-function input() {
+/**
+ * The form as announcement input: empty optional fields are left out on create, cleared ("") on edit. The
+ * display form goes into both `type` and `displayType`, so the two never disagree. `strict` (on save) also
+ * asks for the required fields. Returns { out, problems }: the input as far as it could be read, and what
+ * is wrong with it.
+ */
+function read(strict) {
   const v = formValues(form);
+  const check = problemCollector(form);
   const out = {};
   for (const f of TEXT_FIELDS) {
     const value = f === "body" ? form.elements.namedItem("body").value : v[f];
     if (value !== "" || editing) out[f] = value;
   }
+  if (out.displayType) out.type = out.displayType;
   // A new item with an empty dismiss key gets a generated one; clearing it on edit is a real choice.
   if (!editing && out.dismissKey === undefined) delete out.dismissKey;
   if (editing && out.startAt === "") delete out.startAt;
   out.testOnly = v.testOnly;
+  if (strict && !v.title) check.note("title", "an announcement needs a title.");
+  if (strict && !form.elements.namedItem("body").value.trim()) check.note("body", "an announcement needs a body.");
   if (v.locales) {
     try {
       out.locales = JSON.parse(v.locales);
     } catch {
-      throw new Error("Translations must be JSON, e.g. {\"zh-CN\": {\"title\": \"…\"}}.");
+      check.note("locales", "not JSON; write e.g. {\"zh-CN\": {\"title\": \"…\", \"body\": \"…\"}}.");
     }
   } else if (editing) out.locales = {};
-  return out;
+  return { out, problems: check.problems };
 }
+
+/**
+ * The server's own objection to an input, if any, from the preview (which checks without saving): asked when
+ * the page has found problems already, so the operator sees the server's too instead of one round at a time.
+ */
+async function serverProblem(out, known) {
+  // The server stops at its first objection: stand-ins for the fields already reported let it check the rest.
+  const rest = { ...out };
+  for (const p of known) if (p.param === "title" || p.param === "body") rest[p.param] = "…";
+  try {
+    await api("POST", "/admin/api/announcements/preview", { input: rest, id: editing ? editing.id : undefined });
+    return null;
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 400) return null;
+    return { message: err.message, param: err.param ? String(err.param).replace(/^input\./, "") : null };
+  }
+}
+
+/** API names that are not form field names: `type` is set by the Display control. */
+const ALIASES = { type: "displayType" };
 
 function schedulePreview() {
   clearTimeout(previewTimer);
@@ -111,14 +155,15 @@ function schedulePreview() {
 async function preview() {
   const seq = ++previewSeq;
   const errorBox = $("#preview-error");
-  let body;
-  try {
-    body = { input: input(), locale: form.elements.namedItem("previewLocale").value.trim() || undefined };
-    if (editing) body.id = editing.id;
-  } catch (err) {
-    errorBox.textContent = err.message;
+  const { out, problems } = read(false);
+  if (problems.length) {
+    errorBox.textContent = problems.map((p) => p.message).join(" ");
+    drawSurface($("#preview-client"), "client", null, "Fix the problem above to see the preview.");
+    drawSurface($("#preview-home"), "home", null, "Fix the problem above to see the preview.");
     return;
   }
+  const body = { input: out, locale: form.elements.namedItem("previewLocale").value.trim() || undefined };
+  if (editing) body.id = editing.id;
   if (!body.input.title || !body.input.body) {
     errorBox.textContent = "";
     drawSurface($("#preview-client"), "client", null, "Type a title and a body to see the preview.");
@@ -132,7 +177,9 @@ async function preview() {
     drawSurface($("#preview-client"), "client", result.surfaces.client.item, "Not shown in the client (surface is “home”).");
     drawSurface($("#preview-home"), "home", result.surfaces.home.item, "Not shown on the home page (surface is “client”).");
   } catch (err) {
-    if (seq === previewSeq) errorBox.textContent = err.message;
+    // The server names the API field ('minVersion'); the operator sees the label ("From version").
+    const param = err.param ? String(err.param).replace(/^input\./, "") : null;
+    if (seq === previewSeq) errorBox.textContent = param ? fieldLabel(form, ALIASES[param] || param.split(".")[0]) + ": " + err.message : err.message;
   }
 }
 
@@ -165,20 +212,29 @@ function drawSurface(box, surface, item, emptyText) {
 
 form.addEventListener("input", schedulePreview);
 form.addEventListener("change", schedulePreview);
-form.addEventListener("submit", (ev) => {
+watchProblems(form);
+form.addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  attempt(async () => {
-    const body = input();
-    if (editing) {
-      await api("PATCH", "/admin/api/announcements/" + editing.id, body);
-      notify("Saved “" + body.title + "”.");
-    } else {
-      await api("POST", "/admin/api/announcements", body);
-      notify("Created “" + body.title + "”.");
-    }
-    editor.hidden = true;
-    await load();
-  });
+  let body = null;
+  const ok = await submitting(
+    form,
+    async () => {
+      const { out, problems } = read(true);
+      if (problems.length) {
+        const extra = await serverProblem(out, problems);
+        if (extra && !problems.some((p) => p.param === extra.param)) problems.push(extra);
+        throw new FormProblems(problems);
+      }
+      body = out;
+      if (editing) await api("PATCH", "/admin/api/announcements/" + editing.id, body);
+      else await api("POST", "/admin/api/announcements", body);
+    },
+    { aliases: ALIASES, failure: editing ? "Not saved" : "Not created" },
+  );
+  if (!ok) return;
+  notify((editing ? "Saved “" : "Created “") + body.title + "”.");
+  editor.hidden = true;
+  await load();
 });
 
 $("#ann-cancel").addEventListener("click", () => (editor.hidden = true));

@@ -11,12 +11,50 @@ function s(tag, attrs, ...children) {
   return el;
 }
 
-/** A round upper bound for the y axis: 1, 2, 2.5, 5 x 10^n. */
-export function niceMax(v) {
-  if (!(v > 0)) return 1;
-  const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (v <= m * p) return m * p;
-  return 10 * p;
+/**
+ * The y axis: a round top and a step of 1, 2 or 5 x 10^n, at most five steps. Counts (`integer`) never get a
+ * step below 1, so an axis of requests reads 0, 1, 2 and not 0.25, 0.5, 0.75.
+ */
+export function niceScale(maxValue, integer) {
+  const v = maxValue > 0 ? maxValue : 0;
+  const raw = v / 5;
+  let step = raw > 0 ? Math.pow(10, Math.floor(Math.log10(raw))) : 1;
+  for (const m of [1, 2, 5, 10]) {
+    if (m * step >= raw) {
+      step = m * step;
+      break;
+    }
+  }
+  if (integer) step = Math.max(1, Math.round(step));
+  const steps = Math.max(1, Math.ceil(v / step - 1e-9));
+  return { max: steps * step, step, steps };
+}
+
+/** 60 -> "minute", 900 -> "15 minutes", 43200 -> "12 hours", 86400 -> "day": the unit a chart's bucket is. */
+export function bucketName(seconds) {
+  const units = [
+    [86400, "day"],
+    [3600, "hour"],
+    [60, "minute"],
+  ];
+  for (const [size, name] of units) {
+    if (seconds >= size && seconds % size === 0) {
+      const n = seconds / size;
+      return n === 1 ? name : n + " " + name + "s";
+    }
+  }
+  return seconds + " seconds";
+}
+
+/**
+ * The online series ends with the bucket that holds "now", but that bucket's samples are taken once a minute;
+ * the live count (the card beside it) belongs to the same bucket, so the last point is at least that count
+ * and the card and the chart never disagree.
+ */
+export function withLiveOnline(points, liveCount) {
+  if (!points.length || liveCount === null || liveCount === undefined) return points;
+  const last = points[points.length - 1];
+  return points.slice(0, -1).concat([{ ...last, online: Math.max(last.online ?? 0, liveCount) }]);
 }
 
 function shortNumber(n) {
@@ -27,10 +65,25 @@ function shortNumber(n) {
   return String(Math.round(n * 100) / 100);
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** Axis times are UTC, like every date in the back office: hours within two days, else day and month. */
 function timeLabel(ms, spanMs) {
-  const iso = new Date(ms).toISOString();
-  if (spanMs <= 2 * 86400000) return iso.slice(11, 16);
-  return iso.slice(5, 10);
+  const d = new Date(ms);
+  if (spanMs <= 2 * 86400000) return d.toISOString().slice(11, 16);
+  return d.getUTCDate() + " " + MONTHS[d.getUTCMonth()];
+}
+
+const MIN = 60000;
+const TICK_INTERVALS = [1, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2 * 1440, 7 * 1440].map((m) => m * MIN);
+
+/** Round UTC times (whole 15 minutes, hours, days...) between x0 and x1, at most `most` of them. */
+export function timeTicks(x0, x1, most) {
+  const span = Math.max(1, x1 - x0);
+  const every = TICK_INTERVALS.find((i) => span / i <= most) || TICK_INTERVALS[TICK_INTERVALS.length - 1];
+  const out = [];
+  for (let t = Math.ceil(x0 / every) * every; t <= x1; t += every) out.push(t);
+  return out;
 }
 
 /** Re-draws when the container changes width, so a phone rotation or a resize keeps charts crisp. */
@@ -47,13 +100,19 @@ function whenResized(container, draw) {
 }
 
 /**
- * series: [{ name, points: [{ x: epochMs, y: number|null }] }]; options: { height, yFormat, yMax }.
- * Nulls break the line (no sample: the server was not running).
+ * series: [{ name, points: [{ x: epochMs, y: number|null }] }]; options: { height, yFormat, integer, label }.
+ * `integer`: the values are counts, so the axis ticks are whole numbers (the default when every value is
+ * whole). Nulls break the line (no sample: the server was not running).
  */
 export function lineChart(container, series, options) {
   const opts = options || {};
   container.classList.add("chart-box");
   whenResized(container, () => drawLine(container, series, opts));
+}
+
+function lastValue(points) {
+  for (let i = points.length - 1; i >= 0; i--) if (points[i].y !== null && points[i].y !== undefined) return points[i].y;
+  return "";
 }
 
 function drawLine(container, series, opts) {
@@ -64,16 +123,20 @@ function drawLine(container, series, opts) {
   const xs = [];
   let maxY = 0;
   let count = 0;
+  let allWhole = true;
   for (const ser of series) {
     for (const p of ser.points) {
       xs.push(p.x);
       if (p.y !== null && p.y !== undefined) {
         count++;
         if (p.y > maxY) maxY = p.y;
+        if (!Number.isInteger(p.y)) allWhole = false;
       }
     }
   }
-  const yMax = opts.yMax || niceMax(maxY);
+  // Whole-number data (counts) gets whole-number ticks even when the caller did not say so (the portal).
+  const scale = niceScale(maxY, opts.integer ?? allWhole);
+  const yMax = scale.max;
   const x0 = xs.length ? Math.min(...xs) : Date.now() - 3600000;
   const x1 = xs.length ? Math.max(...xs) : Date.now();
   const span = Math.max(1, x1 - x0);
@@ -89,17 +152,19 @@ function drawLine(container, series, opts) {
     "aria-label": opts.label || series.map((x) => x.name).join(", "),
     "data-series": series.length,
     "data-points": count,
+    // Each series' newest value, for anyone checking the chart against the cards beside it (tests do).
+    "data-last": series.map((ser) => lastValue(ser.points)).join(","),
   });
-  for (let i = 0; i <= 4; i++) {
-    const y = (yMax * i) / 4;
+  for (let i = 0; i <= scale.steps; i++) {
+    const y = Number((scale.step * i).toFixed(6)); // 0.15, not 0.15000000000000002
     svg.append(s("line", { class: "grid", x1: pad.l, x2: W - pad.r, y1: py(y), y2: py(y) }));
-    svg.append(s("text", { class: "axis", x: pad.l - 6, y: py(y) + 4, "text-anchor": "end" }, fmt(y)));
+    svg.append(s("text", { class: "axis y-tick", x: pad.l - 6, y: py(y) + 4, "text-anchor": "end" }, fmt(y)));
   }
-  const ticks = W < 420 ? 3 : 5;
-  for (let i = 0; i < ticks; i++) {
-    const x = x0 + (span * i) / (ticks - 1);
-    const anchor = i === 0 ? "start" : i === ticks - 1 ? "end" : "middle";
-    svg.append(s("text", { class: "axis", x: px(x), y: H - 6, "text-anchor": anchor }, timeLabel(x, span)));
+  for (const x of timeTicks(x0, x1, W < 420 ? 3 : 6)) {
+    // Labels near an edge are anchored inwards so they are not cut off.
+    const at = px(x);
+    const anchor = at - pad.l < 20 ? "start" : W - pad.r - at < 20 ? "end" : "middle";
+    svg.append(s("text", { class: "axis x-tick", x: at, y: H - 6, "text-anchor": anchor }, timeLabel(x, span)));
   }
   series.forEach((ser, si) => {
     // Runs of consecutive values become one path each; a lone value (its neighbours missing) becomes a dot,
@@ -141,7 +206,7 @@ function drawLine(container, series, opts) {
     cursor.setAttribute("x1", px(at));
     cursor.setAttribute("x2", px(at));
     cursor.setAttribute("visibility", "visible");
-    tip.replaceChildren(document.createTextNode(new Date(at).toISOString().replace("T", " ").slice(0, 16)));
+    tip.replaceChildren(document.createTextNode(new Date(at).toISOString().replace("T", " ").slice(0, 16) + " UTC"));
     series.forEach((ser, si) => {
       const p = ser.points[best];
       const row = document.createElement("div");

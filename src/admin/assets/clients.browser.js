@@ -1,9 +1,13 @@
 // Clients: online now, distributions by version, platform, runtime (and app, arch, locale) as bar charts,
 // and online clients over time. Uses /admin/api/stats/clients and /admin/api/stats/clients/series.
 import { $, api, attempt, clear, fmtNumber, h } from "./common.js";
-import { barChart, lineChart } from "./charts.js";
+import { barChart, bucketName, lineChart, withLiveOnline } from "./charts.js";
 
 let minutes = "1440";
+/** The overview's buckets for the same ranges (about 60-100 points), so both pages chart the same thing. */
+const STEP_SECONDS = { 60: 60, 1440: 900, 10080: 7200, 43200: 43200 };
+/** The live count of the last stats load: the chart's current bucket includes it (see withLiveOnline). */
+let liveOnline = null;
 
 function card(label, value, sub) {
   return h("div", { class: "card" }, h("div", { class: "label" }, label), h("div", { class: "value" }, value), sub ? h("div", { class: "sub" }, sub) : null);
@@ -12,6 +16,7 @@ function card(label, value, sub) {
 async function loadStats() {
   const s = await attempt(() => api("GET", "/admin/api/stats/clients"));
   if (!s) return;
+  liveOnline = s.online;
   clear(
     $("#client-cards"),
     card("Online now", fmtNumber(s.online), "reported in the last " + Math.round(s.windowSeconds / 60) + " min"),
@@ -31,10 +36,13 @@ async function loadStats() {
 }
 
 async function loadSeries() {
-  const series = await attempt(() => api("GET", "/admin/api/stats/clients/series?minutes=" + minutes));
+  const series = await attempt(() => api("GET", "/admin/api/stats/clients/series?minutes=" + minutes + "&step=" + STEP_SECONDS[minutes]));
   if (!series) return;
-  lineChart($("#online-chart"), [{ name: "online (peak per " + series.stepSeconds / 60 + " min)", points: series.points.map((p) => ({ x: Date.parse(p.t), y: p.online })) }], {
-    label: "Clients online over time",
+  const per = bucketName(series.stepSeconds);
+  const points = withLiveOnline(series.points, liveOnline);
+  lineChart($("#online-chart"), [{ name: "online (peak per " + per + ")", points: points.map((p) => ({ x: Date.parse(p.t), y: p.online })) }], {
+    label: "Clients online over time, peak per " + per,
+    integer: true,
   });
 }
 
@@ -46,10 +54,13 @@ for (const b of document.querySelectorAll("#online-range button")) {
   });
 }
 
-loadStats();
-loadSeries();
+/** Stats first: the chart's last point takes the live count from them. */
+async function loadAll() {
+  await loadStats();
+  await loadSeries();
+}
+
+loadAll();
 setInterval(() => {
-  if (document.hidden) return;
-  loadStats();
-  loadSeries();
+  if (!document.hidden) loadAll();
 }, 30000);

@@ -5,6 +5,11 @@
 const csrfMeta = document.querySelector('meta[name="csrf-token"]');
 export const csrfToken = csrfMeta ? csrfMeta.getAttribute("content") : "";
 
+/**
+ * A refused API call, from the error envelope {"error": {message, type, code, param}}. `problems` lists each
+ * problem the server reported ({message, param}): the envelope's own, or each of `error.errors` when the
+ * server reports several at once.
+ */
 export class ApiError extends Error {
   constructor(status, body) {
     const e = body && body.error ? body.error : null;
@@ -12,6 +17,8 @@ export class ApiError extends Error {
     this.status = status;
     this.code = e ? e.code : null;
     this.param = e ? e.param : null;
+    const listed = e && Array.isArray(e.errors) ? e.errors.filter((x) => x && x.message) : [];
+    this.problems = listed.length ? listed.map((x) => ({ message: String(x.message), param: x.param || null })) : [{ message: this.message, param: this.param }];
   }
 }
 
@@ -72,6 +79,14 @@ function append(el, children) {
   }
 }
 
+/**
+ * A table cell with its column name in data-label (phones show it beside the value when a table is stacked
+ * into cards); the content sits in one box, so a cell of several pieces stays one piece in that layout.
+ */
+export function td(label, content, cls) {
+  return h("td", { "data-label": label, class: cls }, h("div", { class: "cell" }, content));
+}
+
 export function clear(el, ...children) {
   el.replaceChildren();
   append(el, children);
@@ -114,17 +129,48 @@ export function fmtDate(iso) {
   return d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
 }
 
+/** "1 asset", "2 assets": a count with its noun, pluralised by adding "s" unless a plural is given. */
+export function plural(n, noun, nouns) {
+  return fmtNumber(n) + " " + (n === 1 ? noun : nouns || noun + "s");
+}
+
 export function fmtLimit(v) {
   return v === null || v === undefined ? "∞" : fmtShort(v);
 }
 
-/** A short notice at the bottom of the screen. */
+/**
+ * A short notice at the bottom of the screen. `kind`: "ok" (the default: something was done), "warn" (done,
+ * but not all of it) or "error" (not done). A success takes older errors and warnings away (they are
+ * answered); a failure takes older successes away (beside a failure they read as if it had worked). Errors
+ * are announced at once (role=alert) and stay longer, with a close button.
+ */
 export function notify(message, kind) {
   const box = document.getElementById("toast");
   if (!box) return;
-  const item = h("div", { class: "toast " + (kind || "ok") }, message);
+  const k = kind === "error" || kind === "warn" ? kind : "ok";
+  if (k === "ok") dismissErrors();
+  else dismissSuccesses();
+  // The same notice twice is shown once.
+  for (const old of box.querySelectorAll(".toast")) if (old.firstChild.textContent === message) old.remove();
+  const close = h("button", { type: "button", class: "toast-close", "aria-label": "Close", onclick: () => item.remove() }, "×");
+  const item = h("div", { class: "toast " + k, role: k === "error" ? "alert" : null }, h("span", null, message), close);
   box.append(item);
-  setTimeout(() => item.remove(), kind === "error" ? 8000 : 4000);
+  setTimeout(() => item.remove(), k === "ok" ? 4000 : 12000);
+}
+
+function dismiss(selector) {
+  const box = document.getElementById("toast");
+  if (box) for (const old of box.querySelectorAll(selector)) old.remove();
+}
+
+/** Takes away error and warning notices: a later action succeeded, so they are answered. */
+export function dismissErrors() {
+  dismiss(".toast.error, .toast.warn");
+}
+
+/** Takes away success notices: an action just failed, and they must not read as its outcome. */
+export function dismissSuccesses() {
+  dismiss(".toast.ok");
 }
 
 export async function copyText(text, button) {
@@ -163,13 +209,6 @@ export function formValues(form) {
     out[el.name] = el.type === "checkbox" ? el.checked : el.value.trim();
   }
   return out;
-}
-
-export function intOrNull(text) {
-  if (text === "" || text === undefined || text === null) return null;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n < 0) throw new Error("'" + text + "' is not a number of 0 or more.");
-  return Math.floor(n);
 }
 
 export function listOf(text) {

@@ -1,5 +1,7 @@
 // The API docs page: reads /openapi.json and renders operations grouped by tag, with parameters, request
-// bodies and responses. Served as /docs/assets/docs.js; no third-party renderer, nothing from a CDN.
+// bodies and responses. Descriptions are Markdown (OpenAPI's rule), shown through our small safe reader.
+// Served as /docs/assets/docs.js; no third-party renderer, nothing from a CDN.
+import { renderMarkdown } from "./markdown.js";
 
 function el(tag, cls, ...children) {
   const e = document.createElement(tag);
@@ -23,7 +25,8 @@ function outline(schema, depth) {
   const required = new Set(schema.required || []);
   let out = "";
   for (const [name, prop] of Object.entries(schema.properties)) {
-    const desc = prop.description ? "  — " + prop.description : "";
+    // The outline is plain text: Markdown's code and bold marks are dropped, their words kept.
+    const desc = prop.description ? "  — " + prop.description.replace(/`([^`]+)`/g, "$1").replace(/\*\*(.+?)\*\*/g, "$1") : "";
     const ex = prop.examples ? "  e.g. " + prop.examples.join(", ") : "";
     out += pad + name + (required.has(name) ? "" : "?") + ": " + typeName(prop) + desc + ex + "\n";
     const inner = prop.type === "array" ? prop.items : prop;
@@ -64,10 +67,10 @@ function bodySection(title, content) {
 
 function operation(path, method, op) {
   const params = (op.parameters || []).map((p) =>
-    el("tr", null, el("td", "mono", p.name), el("td", null, p.in), el("td", null, p.required ? "required" : "optional"), el("td", null, p.description || "")),
+    el("tr", null, el("td", "mono nowrap", p.name), el("td", null, p.in), el("td", null, p.required ? "required" : "optional"), el("td", null, p.description ? renderMarkdown(p.description) : "")),
   );
   const responses = Object.entries(op.responses || {}).map(([status, r]) =>
-    el("div", null, el("strong", null, status + " "), r.description || "", r.content ? bodySection("", r.content) : null),
+    el("div", "response", el("strong", null, status), r.description ? renderMarkdown(r.description) : null, r.content ? bodySection("", r.content) : null),
   );
   return el(
     "details",
@@ -76,8 +79,8 @@ function operation(path, method, op) {
     el(
       "div",
       "body",
-      op.description ? el("p", null, op.description) : null,
-      op.security ? el("p", "muted", "Needs Authorization: Bearer <API key>.") : null,
+      op.description ? renderMarkdown(op.description) : null,
+      op.security ? el("p", "muted", "Needs ", el("code", null, "Authorization: Bearer <API key>"), ".") : null,
       params.length ? el("div", null, el("h3", null, "Parameters"), el("div", "table-wrap", el("table", null, el("tbody", null, ...params)))) : null,
       op.requestBody ? bodySection("Request body", op.requestBody.content) : null,
       responses.length ? el("div", null, el("h3", null, "Responses"), ...responses) : null,
@@ -96,8 +99,12 @@ async function main() {
       groups.get(tag).push(operation(path, method, op));
     }
   }
-  root.replaceChildren(el("h1", null, doc.info.title + " ", el("span", "muted", doc.info.version)), el("p", "muted", doc.info.description));
-  for (const [tag, ops] of groups) root.append(el("section", null, el("h2", null, tag), ...ops));
+  root.replaceChildren(el("h1", null, doc.info.title + " ", el("span", "muted", doc.info.version)), doc.info.description ? renderMarkdown(doc.info.description) : null);
+  const tagText = new Map((doc.tags || []).map((t) => [t.name, t.description]));
+  for (const [tag, ops] of groups) {
+    const about = tagText.get(tag);
+    root.append(el("section", null, el("h2", null, tag), about ? renderMarkdown(about) : null, ...ops));
+  }
 }
 
 main().catch((err) => {

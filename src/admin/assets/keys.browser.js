@@ -1,7 +1,8 @@
-// Keys: list with status, limits and usage; create (secret shown once, with a copy button), edit limits
-// and model lists, disable/enable, delete; per-key usage over time. Uses /admin/api/keys.
-import { $, api, attempt, clear, confirmDialog, copyText, fmtLimit, fmtNumber, fmtShort, formValues, h, intOrNull, listOf, notify } from "./common.js";
+// Keys: list with state, validity, limits and usage; create (secret shown once, with a copy button), edit
+// limits and model lists, disable/enable, delete; per-key usage over time. Uses /admin/api/keys.
+import { $, api, attempt, clear, confirmDialog, copyText, fmtDate, fmtLimit, fmtNumber, fmtShort, formValues, h, listOf, notify, td } from "./common.js";
 import { lineChart } from "./charts.js";
+import { problemCollector, submitting, watchProblems } from "./form-errors.js";
 
 let keys = [];
 let editing = null; // the key being edited, or null when creating
@@ -11,6 +12,7 @@ let usageDays = "30";
 const editor = $("#key-editor");
 const form = $("#key-form");
 
+/** Each limit is one unbreakable piece ("4 concurrent"); lines break only between them. */
 function limitsText(k) {
   const l = k.limits;
   const parts = [];
@@ -20,12 +22,13 @@ function limitsText(k) {
   if (l.quotaTokens !== null) parts.push(fmtShort(l.quotaTokens) + " tokens");
   if (l.balance !== null) parts.push("balance " + l.balance);
   if (l.maxTokens !== null) parts.push("max " + fmtShort(l.maxTokens) + "/req");
-  return parts.length ? parts.join(" · ") : "unlimited";
+  if (!parts.length) return "unlimited";
+  return parts.map((p, i) => [i ? " · " : null, h("span", { class: "nowrap" }, p)]);
 }
 
 function modelsText(k) {
   if (!k.modelMode) return "all";
-  return (k.modelMode === "allow" ? "only " : "not ") + k.models.join(", ");
+  return [k.modelMode === "allow" ? "only " : "not ", k.models.map((m, i) => [i ? ", " : null, h("code", { class: "nowrap" }, m)])];
 }
 
 function remainingText(k) {
@@ -35,8 +38,21 @@ function remainingText(k) {
   return "∞";
 }
 
-function td(label, content, cls) {
-  return h("td", { "data-label": label, class: cls }, content);
+/** What the key can do now (admission's order): the badge says "expired", not "active", for an expired key. */
+const STATE_TEXT = { active: "active", disabled: "disabled", expired: "expired", not_yet_valid: "not yet valid" };
+
+function stateBadge(k) {
+  const state = k.state || k.status;
+  return h("span", { class: "badge " + state }, STATE_TEXT[state] || state);
+}
+
+/** The badge, then the validity period under it ("from …", "until …"), each date kept on one line. */
+function stateCell(k) {
+  return [
+    stateBadge(k),
+    k.notBefore ? h("div", { class: "muted small nowrap" }, (k.state === "not_yet_valid" ? "from " : "since ") + fmtDate(k.notBefore)) : null,
+    k.expiresAt ? h("div", { class: "muted small nowrap" }, (k.state === "expired" ? "expired " : "until ") + fmtDate(k.expiresAt)) : null,
+  ];
 }
 
 function render() {
@@ -51,8 +67,8 @@ function render() {
       h(
         "tr",
         { class: usageKey && usageKey.id === k.id ? "selected" : "", dataset: { id: k.id } },
-        td("Name", [h("strong", null, k.name), h("div", { class: "muted mono" }, k.prefix + "…")]),
-        td("Status", h("span", { class: "badge " + k.status }, k.status)),
+        td("Name", [h("strong", { class: "key-name", title: k.name }, k.name), h("div", { class: "muted mono nowrap" }, k.prefix + "…")]),
+        td("State", stateCell(k)),
         td("Limits", limitsText(k)),
         td("Models", modelsText(k)),
         td("Requests", fmtNumber(k.usage.requests), "num"),
@@ -62,7 +78,7 @@ function render() {
           "Actions",
           h(
             "div",
-            { class: "row-actions" },
+            { class: "row-actions pairs" },
             h("button", { type: "button", class: "small ghost", onclick: () => showUsage(k) }, "Usage"),
             h("button", { type: "button", class: "small ghost", onclick: () => openEditor(k) }, "Edit"),
             h(
@@ -111,20 +127,27 @@ function openEditor(k) {
   form.elements.namedItem("name").focus();
 }
 
+/** The form as API input; every problem in it is collected and reported at once (see form-errors.js). */
 function payload(v) {
+  const check = problemCollector(form);
   const out = {
     name: v.name,
-    rpm: intOrNull(v.rpm),
-    rpd: intOrNull(v.rpd),
-    concurrency: intOrNull(v.concurrency),
-    quotaTokens: intOrNull(v.quotaTokens),
-    maxTokens: intOrNull(v.maxTokens),
-    balance: v.balance === "" ? null : Number(v.balance),
-    notBefore: v.notBefore || null,
-    expiresAt: v.expiresAt || null,
+    rpm: check.count("rpm", v.rpm),
+    rpd: check.count("rpd", v.rpd),
+    concurrency: check.count("concurrency", v.concurrency),
+    quotaTokens: check.count("quotaTokens", v.quotaTokens),
+    maxTokens: check.count("maxTokens", v.maxTokens),
+    balance: check.amount("balance", v.balance),
+    notBefore: check.time("notBefore", v.notBefore),
+    expiresAt: check.time("expiresAt", v.expiresAt),
   };
-  if (out.balance !== null && !(out.balance >= 0)) throw new Error("Balance must be a number of 0 or more.");
+  if (!v.name) check.note("name", "a key needs a name.");
+  if (out.notBefore && out.expiresAt && Date.parse(out.notBefore) >= Date.parse(out.expiresAt)) {
+    check.note("expiresAt", "must be after “Valid from”.");
+  }
   const models = listOf(v.models);
+  if (v.modelMode !== "all" && !models.length) check.note("models", "list at least one model id or glob, or choose “All models”.");
+  check.done();
   if (v.modelMode === "allow") out.allowModels = models;
   else if (v.modelMode === "deny") out.denyModels = models;
   else if (editing) out.allModels = true;
@@ -132,20 +155,28 @@ function payload(v) {
   return out;
 }
 
-form.addEventListener("submit", (ev) => {
+/** API field names that are not form field names. */
+const ALIASES = { allowModels: "models", denyModels: "models", allModels: "modelMode" };
+
+watchProblems(form);
+form.addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  attempt(async () => {
-    const body = payload(formValues(form));
-    if (editing) {
-      await api("PATCH", "/admin/api/keys/" + encodeURIComponent(editing.id), body);
-      notify("Saved “" + body.name + "”.");
-    } else {
-      const created = await api("POST", "/admin/api/keys", body);
-      showSecret(created);
-    }
-    editor.hidden = true;
-    await load();
-  });
+  let created = null;
+  let body = null;
+  const ok = await submitting(
+    form,
+    async () => {
+      body = payload(formValues(form));
+      if (editing) await api("PATCH", "/admin/api/keys/" + encodeURIComponent(editing.id), body);
+      else created = await api("POST", "/admin/api/keys", body);
+    },
+    { aliases: ALIASES, failure: editing ? "Not saved" : "Not created" },
+  );
+  if (!ok) return;
+  if (created) showSecret(created);
+  else notify("Saved “" + body.name + "”.");
+  editor.hidden = true;
+  await load();
 });
 
 $("#key-cancel").addEventListener("click", () => (editor.hidden = true));
@@ -210,7 +241,7 @@ async function showUsage(k) {
       { name: "input", points: days.map((d) => ({ x: d.t, y: d.inputTokens })) },
       { name: "output", points: days.map((d) => ({ x: d.t, y: d.outputTokens })) },
     ],
-    { label: "Tokens per day", height: 180 },
+    { label: "Tokens per day", height: 180, integer: true },
   );
   lineChart(
     $("#usage-chart-requests"),
@@ -218,7 +249,7 @@ async function showUsage(k) {
       { name: "requests", points: days.map((d) => ({ x: d.t, y: d.requests })) },
       { name: "errors", points: days.map((d) => ({ x: d.t, y: d.errors })) },
     ],
-    { label: "Requests per day", height: 180 },
+    { label: "Requests per day", height: 180, integer: true },
   );
   panel.scrollIntoView({ behavior: "smooth", block: "start" });
 }

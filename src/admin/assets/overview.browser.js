@@ -1,9 +1,11 @@
-// Overview: requests per minute, error rate, tokens, upstream latency and clients online, from
+// Overview: requests and tokens per bucket, error rate, upstream latency and clients online, from
 // GET /admin/api/metrics/overview. Refreshes every 30 s.
 import { $, api, attempt, clear, fmtNumber, fmtShort, h } from "./common.js";
-import { lineChart } from "./charts.js";
+import { bucketName, lineChart, withLiveOnline } from "./charts.js";
 
 let range = "1h";
+
+const RANGE_WORDS = { "1h": "hour", "24h": "24 hours", "7d": "7 days", "30d": "30 days" };
 
 function card(label, value, sub) {
   return h("div", { class: "card" }, h("div", { class: "label" }, label), h("div", { class: "value" }, value), sub ? h("div", { class: "sub" }, sub) : null);
@@ -19,20 +21,27 @@ async function load() {
   const t = data.totals;
   clear(
     $("#cards"),
-    card("Requests", fmtNumber(t.requests), "in the last " + range),
+    card("Requests", fmtNumber(t.requests), "in the last " + (RANGE_WORDS[range] || range)),
     card("Error rate", t.errorRate === null ? "—" : t.errorRate + " %", fmtNumber(t.errors) + " errors"),
     card("Tokens", fmtShort(t.inputTokens + t.outputTokens), fmtShort(t.inputTokens) + " in · " + fmtShort(t.outputTokens) + " out"),
     card("Upstream latency", t.avgTtfbMs === null ? "—" : fmtNumber(t.avgTtfbMs) + " ms", "average time to first byte"),
     card("Clients online", fmtNumber(data.now.clientsOnline), "reported in the last 5 min"),
-    card("In flight", fmtNumber(data.now.inFlight), data.now.activeKeys + " of " + data.now.keys + " keys active"),
+    card("In flight", fmtNumber(data.now.inFlight), data.now.activeKeys + " of " + data.now.keys + " keys enabled"),
   );
+  // Counts are charted per bucket (whole numbers), and the title names the bucket: a 30-day chart of
+  // "requests per minute" would read 0.01.
+  const per = bucketName(data.bucketSeconds);
   const p = data.points;
-  lineChart($("#chart-requests"), [series(p, "requests / min", (x) => x.requestsPerMinute)], { label: "Requests per minute" });
-  lineChart($("#chart-errors"), [series(p, "error rate %", (x) => x.errorRate)], { label: "Error rate", yMax: undefined });
-  lineChart($("#chart-tokens"), [series(p, "input", (x) => x.inputTokens), series(p, "output", (x) => x.outputTokens)], { label: "Tokens" });
-  lineChart($("#chart-latency"), [series(p, "average", (x) => x.avgTtfbMs), series(p, "max", (x) => x.maxTtfbMs)], { label: "Upstream latency" });
-  lineChart($("#chart-online"), [{ name: "online", points: data.online.points.map((x) => ({ x: Date.parse(x.t), y: x.online })) }], { label: "Clients online" });
-  $("#generated").textContent = "Updated " + new Date(data.generatedAt).toLocaleTimeString() + " · buckets of " + data.bucketSeconds / 60 + " min";
+  $("#title-requests").textContent = "Requests per " + per;
+  $("#title-tokens").textContent = "Tokens per " + per;
+  $("#title-online").textContent = "Clients online (peak per " + per + ")";
+  lineChart($("#chart-requests"), [series(p, "requests", (x) => x.requests), series(p, "errors", (x) => x.errors)], { label: "Requests per " + per, integer: true });
+  lineChart($("#chart-errors"), [series(p, "error rate %", (x) => x.errorRate)], { label: "Error rate" });
+  lineChart($("#chart-tokens"), [series(p, "input", (x) => x.inputTokens), series(p, "output", (x) => x.outputTokens)], { label: "Tokens per " + per, integer: true });
+  lineChart($("#chart-latency"), [series(p, "average", (x) => x.avgTtfbMs), series(p, "max", (x) => x.maxTtfbMs)], { label: "Upstream latency", integer: true });
+  const online = withLiveOnline(data.online.points, data.now.clientsOnline);
+  lineChart($("#chart-online"), [{ name: "online", points: online.map((x) => ({ x: Date.parse(x.t), y: x.online })) }], { label: "Clients online", integer: true });
+  $("#generated").textContent = "Updated " + new Date(data.generatedAt).toLocaleTimeString() + " · one point per " + per;
 }
 
 for (const b of document.querySelectorAll("#range button")) {

@@ -1,32 +1,46 @@
-// Releases: versions and assets (source, size, SHA-256, downloads); publish by upload (with per-file
-// progress); start a GitHub sync and follow it until it ends. Uses /admin/api/releases.
-import { $, api, attempt, clear, confirmDialog, copyText, csrfToken, fmtBytes, fmtDate, fmtNumber, formValues, h, notify } from "./common.js";
+// Releases: versions and assets (source, size, SHA-256, downloads), the one clients are offered marked as
+// latest; publish by upload (with per-file progress); start a GitHub sync and follow it until it ends.
+// Uses /admin/api/releases, and the public /api/v1/latest for which release is the latest.
+import { $, api, attempt, clear, confirmDialog, copyText, csrfToken, fmtBytes, fmtDate, fmtNumber, formValues, h, notify, plural, td } from "./common.js";
+import { submitting, watchProblems } from "./form-errors.js";
 
 const enc = encodeURIComponent;
-
-function td(label, content, cls) {
-  return h("td", { "data-label": label, class: cls }, content);
-}
 
 function shortSha(sha) {
   if (!sha) return h("span", { class: "muted" }, "—");
   const hex = sha.replace(/^sha256:/, "");
   return h(
     "span",
-    { class: "mono", title: sha },
+    { class: "mono nowrap", title: sha },
     hex.slice(0, 12) + "…",
     " ",
     h("button", { type: "button", class: "small ghost", "aria-label": "Copy SHA-256", onclick: (ev) => copyText(sha, ev.currentTarget) }, "Copy"),
   );
 }
 
-function releaseBlock(r) {
+/**
+ * The version clients are offered now: asked from the public GET /api/v1/latest itself, so the mark cannot
+ * differ from what clients get (pre-releases and unparsable versions never qualify there). null: none.
+ */
+async function latestVersion() {
+  try {
+    const res = await fetch("/api/v1/latest", { headers: { accept: "application/json" }, cache: "no-store" });
+    if (!res.ok) return null;
+    return (await res.json()).version || null;
+  } catch {
+    return null;
+  }
+}
+
+function releaseBlock(r, latest) {
+  // The public document spells the version without a leading "v" (v2.0.0 is listed here as published).
+  const isLatest = latest !== null && r.version.trim().replace(/^v/i, "") === latest;
   const rows = r.assets.map((a) =>
     h(
       "tr",
       null,
-      td("File", [h("span", { class: "mono" }, a.name), a.mirrorError ? h("div", { class: "error-text" }, a.mirrorError) : null]),
-      td("Platform", [a.platform || "—", a.arch ? " · " + a.arch : "", a.fileType ? " · " + a.fileType : ""]),
+      td("File", [h("span", { class: "mono nowrap" }, a.name), a.mirrorError ? h("div", { class: "error-text" }, a.mirrorError) : null]),
+      td("Platform", [a.platform || "—", a.arch ? " · " + a.arch : "", a.fileType ? " · " + a.fileType : ""], "nowrap"),
       td("Source", [h("span", { class: "badge " + a.source }, a.source), a.mirrorPending ? h("span", { class: "badge warn" }, "mirroring") : null]),
       td("Size", fmtBytes(a.size), "num"),
       td("SHA-256", shortSha(a.sha256)),
@@ -36,15 +50,29 @@ function releaseBlock(r) {
   );
   return h(
     "div",
-    { class: "panel release", dataset: { version: r.version } },
+    { class: "panel release" + (isLatest ? " latest" : ""), dataset: { version: r.version } },
     h(
       "div",
       { class: "panel-head" },
-      h("h2", null, r.version, " ", r.prerelease ? h("span", { class: "badge warn" }, "pre-release") : null),
+      h(
+        "h2",
+        null,
+        r.version,
+        isLatest ? h("span", { class: "badge latest", title: "The release GET /api/v1/latest offers clients now" }, "latest") : null,
+        r.prerelease ? h("span", { class: "badge warn" }, "pre-release") : null,
+      ),
       h(
         "span",
-        { class: "muted" },
-        fmtDate(r.publishedAt) + " · " + fmtNumber(r.downloads) + " downloads" + (r.minAppVersion ? " · min app " + r.minAppVersion : "") + " · " + r.origin,
+        { class: "muted release-meta" },
+        [
+          h("span", { class: "nowrap" }, fmtDate(r.publishedAt)),
+          plural(r.assets.length, "asset"),
+          plural(r.downloads, "download"),
+          r.minAppVersion ? "min app " + r.minAppVersion : null,
+          r.origin === "github" ? "from GitHub" : "published here",
+        ]
+          .filter(Boolean)
+          .map((part, i) => [i ? " · " : null, typeof part === "string" ? h("span", { class: "nowrap" }, part) : part]),
       ),
       h("button", { type: "button", class: "small danger", onclick: () => removeRelease(r) }, "Delete release"),
     ),
@@ -55,7 +83,7 @@ function releaseBlock(r) {
           { class: "table-wrap" },
           h(
             "table",
-            { class: "stack" },
+            { class: "assets" },
             h("thead", null, h("tr", null, ["File", "Platform", "Source", "Size", "SHA-256", "Downloads", ""].map((x) => h("th", { class: x === "Size" || x === "Downloads" ? "num" : "" }, x)))),
             h("tbody", null, rows),
           ),
@@ -65,14 +93,15 @@ function releaseBlock(r) {
 }
 
 async function load() {
-  const data = await attempt(() => api("GET", "/admin/api/releases"));
+  const [data, latest] = await Promise.all([attempt(() => api("GET", "/admin/api/releases")), latestVersion()]);
   if (!data) return;
-  $("#release-count").textContent = data.data.length + " release" + (data.data.length === 1 ? "" : "s");
-  clear($("#releases"), data.data.length ? data.data.map(releaseBlock) : h("p", { class: "muted" }, "No releases yet: publish one or sync from GitHub."));
+  $("#release-count").textContent = plural(data.data.length, "release");
+  clear($("#releases"), data.data.length ? data.data.map((r) => releaseBlock(r, latest)) : h("p", { class: "muted" }, "No releases yet: publish one or sync from GitHub."));
 }
 
 async function removeRelease(r) {
-  if (!(await confirmDialog("Delete release " + r.version + " and its " + r.assets.length + " assets?", "Delete"))) return;
+  const what = r.assets.length ? " and its " + plural(r.assets.length, "asset") : "";
+  if (!(await confirmDialog("Delete release " + r.version + what + "?", "Delete"))) return;
   await attempt(async () => {
     await api("DELETE", "/admin/api/releases/" + enc(r.version));
     notify("Deleted " + r.version + ".");
@@ -113,31 +142,42 @@ function upload(version, file, bar) {
   });
 }
 
-$("#publish-form").addEventListener("submit", (ev) => {
+const publishForm = $("#publish-form");
+watchProblems(publishForm);
+publishForm.addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  const form = ev.currentTarget;
-  attempt(async () => {
-    const v = formValues(form);
-    const files = [...form.elements.namedItem("files").files];
-    const meta = { version: v.version, notes: v.notes, prerelease: v.prerelease };
-    if (v.minAppVersion) meta.minAppVersion = v.minAppVersion;
-    try {
-      await api("POST", "/admin/api/releases", meta);
-    } catch (err) {
-      // Adding files to an existing version is fine; anything else stops here.
-      if (err.code !== "conflict" || !files.length) throw err;
-    }
-    const box = $("#upload-progress");
-    clear(box);
-    for (const file of files) {
-      const bar = h("progress", { max: 1, value: 0 });
-      box.append(h("div", { class: "progress-row" }, h("span", { class: "mono" }, file.name + " (" + fmtBytes(file.size) + ")"), bar));
-      await upload(v.version, file, bar);
-    }
-    notify("Published " + v.version + (files.length ? " with " + files.length + " file(s)." : "."));
-    form.reset();
-    await load();
-  });
+  const v = formValues(publishForm);
+  const files = [...publishForm.elements.namedItem("files").files];
+  const ok = await submitting(
+    publishForm,
+    async () => {
+      if (!v.version) throw Object.assign(new Error("Version: a release needs a version (e.g. 1.4.0)."), { param: "version" });
+      const meta = { version: v.version, notes: v.notes, prerelease: v.prerelease };
+      if (v.minAppVersion) meta.minAppVersion = v.minAppVersion;
+      try {
+        await api("POST", "/admin/api/releases", meta);
+      } catch (err) {
+        // Adding files to an existing version is fine; anything else stops here.
+        if (err.code !== "conflict" || !files.length) throw err;
+      }
+      const box = $("#upload-progress");
+      clear(box);
+      for (const file of files) {
+        const bar = h("progress", { max: 1, value: 0 });
+        box.append(h("div", { class: "progress-row" }, h("span", { class: "mono" }, file.name + " (" + fmtBytes(file.size) + ")"), bar));
+        try {
+          await upload(v.version, file, bar);
+        } catch (err) {
+          throw Object.assign(new Error(err.message + " Release " + v.version + " exists; publish again to add the file."), { param: "files" });
+        }
+      }
+    },
+    { failure: "Not published" },
+  );
+  if (!ok) return;
+  notify("Published " + v.version + (files.length ? " with " + plural(files.length, "file") + "." : "."));
+  publishForm.reset();
+  await load();
 });
 
 // Sync: the POST answers when the sync is over, so the page polls the state while it waits.
@@ -157,9 +197,11 @@ function syncSummary(state) {
         h("strong", null, last.repo),
         " ",
         h("span", { class: "badge " + (last.status === "ok" ? "ok" : last.status) }, last.status),
-        " " + fmtDate(last.finishedAt) + " — " +
-          last.releasesCreated.length + " new, " + last.releasesUpdated.length + " updated releases; " +
-          last.downloaded.length + " files downloaded, " + last.reused.length + " reused, " + last.failed.length + " failed.",
+        " ",
+        h("span", { class: "nowrap" }, fmtDate(last.finishedAt)),
+        " — " +
+          plural(last.releasesCreated.length, "new release") + ", " + last.releasesUpdated.length + " updated; " +
+          plural(last.downloaded.length, "file") + " downloaded, " + last.reused.length + " reused, " + last.failed.length + " failed.",
       ),
     );
     if (last.error) parts.push(h("p", { class: "error-text" }, last.error));
@@ -182,24 +224,29 @@ async function pollSync() {
   }
 }
 
-$("#sync-form").addEventListener("submit", (ev) => {
+/** A sync that ended "partial" or "failed" is reported as such, never in the success style. */
+function reportSync(report) {
+  const failed = report.failed ? report.failed.length : 0;
+  if (report.status === "ok") notify("Sync of " + report.repo + " finished.");
+  else if (report.status === "partial") notify("Sync of " + report.repo + " finished, but " + plural(failed, "file") + " failed: see below.", "warn");
+  else notify("Sync of " + report.repo + " failed" + (report.error ? ": " + report.error : "."), "error");
+}
+
+const syncForm = $("#sync-form");
+watchProblems(syncForm);
+syncForm.addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  const v = formValues(ev.currentTarget);
+  const v = formValues(syncForm);
   const body = { prereleases: v.prereleases };
   if (v.github) body.github = v.github;
   $("#sync-start").disabled = true;
-  const run = api("POST", "/admin/api/releases/sync", body);
-  run
-    .then(
-      (report) => notify("Sync of " + report.repo + " finished: " + report.status + "."),
-      (err) => notify(err.message, "error"),
-    )
-    .finally(() => {
-      pollSync();
-      load();
-    });
   // Give the server a moment to mark the sync as running, then follow it.
   setTimeout(pollSync, 300);
+  let report = null;
+  await submitting(syncForm, async () => (report = await api("POST", "/admin/api/releases/sync", body)), { failure: "Sync not started" });
+  if (report) reportSync(report);
+  pollSync();
+  load();
 });
 
 load();
