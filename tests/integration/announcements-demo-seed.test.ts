@@ -19,7 +19,7 @@ test("client and home items, a test-only one, a version range, a zh-CN text", as
   expect(items.some((a) => a.targetSurface === "home")).toBe(true);
   expect(items.some((a) => a.testOnly)).toBe(true);
   expect(items.some((a) => a.minVersion !== "" && a.maxVersion !== "")).toBe(true);
-  expect(items.some((a) => a.locales["zh-cn"]?.title)).toBe(true);
+  expect(items.some((a) => a.locales["zh-CN"]?.title)).toBe(true);
 
   const zh = await get("?surface=client&app=demo&version=1.2.0&locale=zh-CN");
   expect(zh.map((a: any) => a.title)).toEqual(["Please update: security fix", "计划维护"]);
