@@ -2,7 +2,8 @@
 /** The gantry command: serve | demo | keys | admin | version. */
 import { UsageError, runCommand } from "./cli/common";
 import { keysCommand } from "./cli/keys";
-import { demoCommand, serveCommand } from "./cli/serve";
+import { serveCommand } from "./cli/serve";
+import { demoCommand } from "./cli/demo";
 import { adminCommand } from "./cli/admin";
 import { announcementsCommand } from "./cli/announcements";
 import { releasesCommand } from "./cli/releases";
