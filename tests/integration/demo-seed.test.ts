@@ -34,7 +34,8 @@ test("Overview: traffic in every range, clients online, and the online card agre
   for (const range of ["1h", "24h", "7d", "30d"]) {
     const o = await admin(`/admin/api/metrics/overview?range=${range}`);
     expect(o.totals.requests).toBeGreaterThan(range === "1h" ? 10 : 100);
-    expect(o.totals.errors).toBeGreaterThan(0);
+    // About 2.5 % of requests fail: some in a day's few hundred (an hour's few dozen may have none).
+    if (range !== "1h") expect(o.totals.errors).toBeGreaterThan(0);
     expect(o.totals.errors / o.totals.requests).toBeLessThan(0.1);
     expect(o.totals.inputTokens).toBeGreaterThan(0);
     expect(o.now.clientsOnline).toBe(DEMO_CLIENTS_ONLINE);
