@@ -18,6 +18,7 @@ import { adminPages } from "./admin/pages";
 import { staticAssets } from "./admin/static-assets";
 import { portalRoutes } from "./portal/routes";
 import { accessGuard } from "./http/access-guard";
+import { landingRoutes } from "./http/landing";
 import { openApiRoutes } from "./http/openapi";
 import { GATEWAY_DOCS } from "./http/openapi-contract";
 import { requestLog, UNMATCHED_ROUTE } from "./http/request-log";
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps) {
         headers: { ...(set.headers as Record<string, string>), "content-type": "application/json", ...err.headers },
       });
     })
+    .use(landingRoutes(deps.config))
     .get("/healthz", () => ({ status: "ok" }))
     .get("/readyz", ({ set }) => {
       try {

@@ -3,7 +3,8 @@
 import { findEntry, helpOf, runEntry, topHelp, type Entry } from "./cli/command";
 import { UsageError, runCommand } from "./cli/common";
 import { keysGroup } from "./cli/keys";
-import { demoCommand, serveEntry, SERVER_SETTINGS } from "./cli/serve";
+import { serveEntry } from "./cli/serve";
+import { demoEntry } from "./cli/demo";
 import { adminGroup } from "./cli/admin";
 import { announcementsGroup } from "./cli/announcements";
 import { releasesGroup } from "./cli/releases";
@@ -11,15 +12,6 @@ import { statsGroup } from "./cli/stats";
 import { backupCommand, restoreCommand } from "./cli/backup";
 import { serviceGroup } from "./cli/service";
 import { VERSION_TEXT } from "./version";
-
-const demoEntry: Entry = {
-  name: "demo",
-  summary: "run the server with a simulated upstream and sample data (works offline)",
-  details: "Uses a temporary data dir unless --data-dir is given; the upstream is the built-in simulator.",
-  // The demo sets the upstream itself.
-  settings: SERVER_SETTINGS.filter((f) => f !== "upstream-url" && f !== "upstream-key"),
-  run: (_parsed, args) => demoCommand(args),
-};
 
 const versionEntry: Entry = {
   name: "version",

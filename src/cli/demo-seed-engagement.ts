@@ -1,5 +1,6 @@
 /**
- * Sample announcements for `gantry demo`, and the curl lines that show them, a heartbeat and the statistics.
+ * Sample announcements for `gantry demo` (about the versions demo-seed-releases.ts publishes: 1.1.0, and 1.2.0
+ * as the latest), and the curl lines that show them, a heartbeat and the statistics.
  * Demo items carry a dismissKey starting with `demo-`, so running the demo again on the same data dir replaces
  * them instead of piling up copies.
  */
@@ -25,28 +26,29 @@ export function seedDemoEngagement(deps: AppDeps): (base: string) => string {
       locales: { "zh-CN": { title: "计划维护", body: "同步服务将于周六 02:00-03:00 (UTC) 维护。" } },
     },
     {
-      title: "Version 2.0 is here",
-      body: "Faster start-up and a new editor. Update from the menu or download it from the site.",
+      title: "Version 1.2.0 is here",
+      body: "Faster start-up, a new settings page and fixes. Update from the menu or download it from the site.",
       targetSurface: "home",
       level: "info",
       ctaText: "Download",
       ctaUrl: "https://example.com/download",
-      dismissKey: "demo-v2-launch",
+      dismissKey: "demo-release-1.2.0",
+      locales: { "zh-CN": { title: "1.2.0 版已发布", body: "启动更快，新的设置页面和多项修复。可在菜单中更新，或从网站下载。", ctaText: "下载" } },
     },
     {
       title: "Please update: security fix",
-      body: "Versions 1.0 to 1.4 have a known issue fixed in 1.5. Please update now.",
+      body: "Versions 1.0.0 to 1.1.0 have a known issue that 1.2.0 fixes. Please update now.",
       targetSurface: "client",
       level: "critical",
       minVersion: "1.0.0",
-      maxVersion: "1.4.99",
+      maxVersion: "1.1.0",
       ctaText: "Update now",
       ctaUrl: "https://example.com/download",
-      dismissKey: "demo-security-1.5",
+      dismissKey: "demo-security-1.2.0",
     },
     {
       title: "[test] New onboarding flow",
-      body: "Only test and staging builds see this.",
+      body: "The onboarding planned for 1.3.0. Only test and staging builds see this.",
       targetSurface: "client",
       testOnly: true,
       expiresAt: inDays(30),
@@ -57,7 +59,8 @@ export function seedDemoEngagement(deps: AppDeps): (base: string) => string {
 
   return (base: string) =>
     [
-      "Announcements (client, a 1.2.0 build in Chinese; home page; a staging build sees the test item):",
+      "Announcements (a 1.1.0 build is asked to update; an up-to-date 1.2.0 build in Chinese; the home page; a staging build sees the test item):",
+      `  curl -s '${base}/api/v1/announcements?surface=client&app=demo&version=1.1.0'`,
       `  curl -s '${base}/api/v1/announcements?surface=client&app=demo&version=1.2.0&locale=zh-CN'`,
       `  curl -s '${base}/api/v1/announcements?surface=home'`,
       `  curl -s '${base}/api/v1/announcements?surface=client&app=demo-staging'`,

@@ -1,20 +1,31 @@
-/** Sample data for `gantry demo`: a key to try the gateway with, sample announcements and sample releases. */
+/**
+ * Sample data for `gantry demo`: a key to try the gateway with, releases, announcements about them, clients
+ * (some online, heartbeating while the demo runs) and past gateway traffic, so every page has something to show.
+ */
 import type { AppDeps } from "../deps";
+import { seedDemoClients } from "./demo-seed-clients";
 import { seedDemoEngagement } from "./demo-seed-engagement";
 import { seedDemoReleases } from "./demo-seed-releases";
+import { seedDemoTraffic } from "./demo-seed-traffic";
 
 export interface DemoSeed {
   apiKey: string;
   /** Curl lines for the site endpoints, given the server's base URL. */
   siteExamples: (base: string) => string;
+  /** Stops the sample clients' heartbeats. */
+  stop: () => void;
 }
 
 export function seedDemo(deps: AppDeps): DemoSeed {
+  // A new demo key each run: only a new key's secret can be shown.
   const existing = deps.keys.get("demo");
   if (existing) deps.keys.delete(existing.id);
-  const { secret } = deps.keys.create({ name: "demo", rpm: 60, concurrency: 4, quotaTokens: 1_000_000 });
+  const { key, secret } = deps.keys.create({ name: "demo", rpm: 60, concurrency: 4, quotaTokens: 1_000_000 });
+  // Before the key cache loads: it reads each key's usage totals, which the traffic advances.
+  seedDemoTraffic(deps, key.id);
   deps.keyCache.reloadIfChanged();
   const sections: Array<(base: string) => string> = [];
   sections.push(seedDemoReleases(deps), seedDemoEngagement(deps));
-  return { apiKey: secret, siteExamples: (base) => sections.map((s) => s(base)).join("\n\n") };
+  const clients = seedDemoClients(deps);
+  return { apiKey: secret, siteExamples: (base) => sections.map((s) => s(base)).join("\n\n"), stop: clients.stop };
 }

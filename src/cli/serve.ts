@@ -1,14 +1,10 @@
-/** `gantry serve` and `gantry demo`: run the server (the demo with a simulated upstream and seeded data). */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+/** `gantry serve`: run the server (gateway + site + back office) until SIGTERM or SIGINT. */
 import { SETTINGS, checkServerFiles, describeConfig, type Config } from "../config";
 import { createDeps, type AppDeps } from "../deps";
 import { createLogger } from "../log";
 import { startServer, type RunningServer } from "../server";
-import { createSimulatedUpstream } from "../gateway/simulator/simulated-upstream";
-import { commandHelp, type Command } from "./command";
-import { configFrom, parse, type ParsedArgs } from "./common";
+import type { Command } from "./command";
+import { configFrom, type ParsedArgs } from "./common";
 import { claimDataDir } from "../store/instance-lock";
 
 /** Every setting: the server reads them all. */
@@ -23,9 +19,16 @@ Stops gracefully on SIGTERM or Ctrl-C; SIGHUP re-reads the TLS certificate.`,
   run: ({ values }) => serve(values),
 };
 
-export const SERVE_HELP = commandHelp(serveEntry);
+export interface SignalOptions {
+  /**
+   * SIGHUP stops instead of re-reading the TLS certificate: for the demo, whose terminal closing should end it
+   * (and remove its temporary data) rather than leave it running unseen.
+   */
+  stopOnHangup?: boolean;
+}
 
-function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => void): Promise<number> {
+/** Resolves with the exit code once a stop signal has been handled: server stopped, writes flushed, database closed. */
+export function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => void, options: SignalOptions = {}): Promise<number> {
   return new Promise((resolve) => {
     let stopping = false;
     const stop = async (signal: string) => {
@@ -43,12 +46,14 @@ function waitForSignals(running: RunningServer, deps: AppDeps, onStopped: () => 
     };
     process.on("SIGTERM", () => void stop("SIGTERM"));
     process.on("SIGINT", () => void stop("SIGINT"));
+    if (options.stopOnHangup) process.on("SIGHUP", () => void stop("SIGHUP"));
     // SIGHUP re-reads the TLS certificate (certbot and friends renew files in place).
-    process.on("SIGHUP", () => void running.reloadTls());
+    else process.on("SIGHUP", () => void running.reloadTls());
   });
 }
 
-function boot(config: Config): { deps: AppDeps; running: RunningServer } {
+/** Opens the data dir, starts the background services and the listener, and logs where it listens. */
+export function boot(config: Config): { deps: AppDeps; running: RunningServer } {
   // serve has checked these with the other settings; the demo's settings come without the check.
   checkServerFiles(config);
   const log = createLogger(config.logLevel);
@@ -77,45 +82,4 @@ async function serve(values: ParsedArgs["values"]): Promise<number> {
   }
   if (!config.upstreamUrl) deps.log.warn("no upstream configured: set GANTRY_UPSTREAM_URL; the gateway answers 503 until then");
   return waitForSignals(running, deps, () => {});
-}
-
-export async function demoCommand(args: string[]): Promise<number> {
-  const { values } = parse(args, {}, false);
-  if (values.help) return void process.stdout.write(SERVE_HELP + "\n"), 0;
-  const upstream = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: createSimulatedUpstream() });
-  const flags = { ...values } as Record<string, unknown>;
-  flags["data-dir"] ??= mkdtempSync(join(tmpdir(), "gantry-demo-"));
-  flags["upstream-url"] = `http://127.0.0.1:${upstream.port}/v1`;
-  flags["upstream-key"] = "demo-upstream-key";
-  const config = configFrom(flags);
-  const { deps, running } = boot(config);
-  const { seedDemo } = await import("./demo-seed");
-  const seeded = seedDemo(deps);
-  const admin = deps.adminAuth.ensureToken() ?? "(set earlier in this data dir)";
-  const base = running.url;
-  process.stdout.write(`
-Gantry demo is running at ${base}  (simulated upstream model: offline, deterministic)
-Data dir: ${config.dataDir}
-
-  API key:      ${seeded.apiKey}
-  Admin token:  ${admin}
-
-Try it:
-  curl -N ${base}/v1/responses -H "Authorization: Bearer ${seeded.apiKey}" -H "Content-Type: application/json" \\
-    -d '{"model":"demo-mini","stream":true,"input":"Hello, Gantry!"}'
-
-  curl ${base}/v1/chat/completions -H "Authorization: Bearer ${seeded.apiKey}" -H "Content-Type: application/json" \\
-    -d '{"model":"demo-mini","messages":[{"role":"user","content":"What is the weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}'
-
-  curl ${base}/v1/models -H "Authorization: Bearer ${seeded.apiKey}"
-
-Back office: ${base}/admin (sign in with the admin token)   Key holders: ${base}/portal   API docs: ${base}/docs
-
-Site (client updates, announcements, heartbeats). For the admin lines: export GANTRY_ADMIN_TOKEN=${admin}
-
-${seeded.siteExamples(base)}
-
-Stop with Ctrl-C.
-`);
-  return waitForSignals(running, deps, () => upstream.stop(true));
 }

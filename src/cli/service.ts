@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Group } from "./command";
 import { UsageError, type ParsedArgs } from "./common";
+import { isCompiled } from "./self-invocation";
 import { systemdUnit } from "./systemd-unit";
 
 export const serviceGroup: Group = {
@@ -30,12 +31,28 @@ Then: systemctl daemon-reload && systemctl enable --now gantry`,
   ],
 };
 
+/**
+ * An absolute path systemd can take: it refuses quotes and backslashes in an executable's name and has no
+ * escape for control characters, so such paths are refused here rather than written into a broken unit.
+ * (Spaces and `%` are fine: the unit quotes and escapes them.)
+ */
+function checkedPath(flag: string, value: string): string {
+  if (/["'\\\x00-\x1f\x7f]/.test(value)) {
+    throw new UsageError(`--${flag} must be a path without quotes, backslashes or control characters (systemd cannot use it), got ${JSON.stringify(value)}`);
+  }
+  return resolve(value);
+}
+
 function install(values: ParsedArgs["values"]): number {
   const user = (values.user as string) ?? "gantry";
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(user)) throw new UsageError(`--user must be a valid user name (lower case letters, digits, _ and -), got '${user}'`);
-  const dataDir = resolve((values["data-dir"] as string) ?? "/var/lib/gantry");
-  const binary = resolve((values.binary as string) ?? process.execPath);
-  const envFile = (values["env-file"] as string) ?? "/etc/gantry/gantry.env";
+  const dataDir = checkedPath("data-dir", (values["data-dir"] as string) ?? "/var/lib/gantry");
+  // From a source checkout process.execPath is bun itself: `bun serve` is no server, so a binary must be named.
+  if (values.binary === undefined && !isCompiled(Bun.main)) {
+    throw new UsageError("run from a source checkout there is no gantry binary for the unit: build one (npm run build makes dist/gantry) and pass --binary PATH");
+  }
+  const binary = checkedPath("binary", (values.binary as string) ?? process.execPath);
+  const envFile = checkedPath("env-file", (values["env-file"] as string) ?? "/etc/gantry/gantry.env");
   const unit = systemdUnit({ binary, user, dataDir, envFile });
   if (values.print) {
     process.stdout.write(unit);

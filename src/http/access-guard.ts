@@ -10,7 +10,8 @@
  * - `/metrics`: the admin token or a session, unless GANTRY_METRICS_PUBLIC=true.
  *
  * Wrong admin tokens count against the client address (FailureThrottle); a locked-out address is refused
- * without its token being checked. Every admin, portal and docs reply gets the security headers.
+ * without its token being checked. Every admin, portal and docs reply, and the landing page (/), gets the
+ * security headers.
  */
 import { Elysia } from "elysia";
 import type { Config } from "../config";
@@ -129,7 +130,7 @@ export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest)
   // Destructured on purpose: see request-log.ts.
   const guard = ({ request, path, set }: GuardContext): Response | undefined => {
     if (under(path, "/admin")) return adminArea({ request, path, set });
-    if (under(path, "/portal") || under(path, "/docs")) return void secureHeaders({ request, path, set });
+    if (path === "/" || under(path, "/portal") || under(path, "/docs")) return void secureHeaders({ request, path, set });
     if (path === "/metrics" && !deps.config.metricsPublic) return metrics({ request, path, set });
   };
   return new Elysia({ name: "access-guard" }).onRequest(guard as never);

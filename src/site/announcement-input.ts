@@ -136,7 +136,7 @@ function checkCtaUrl(value: string): string {
 /** RFC 5646 asks implementations to support tags of at least 35 characters; longer ones are not real tags. */
 const MAX_TAG_LENGTH = 35;
 
-/** Keys normalised (`zh_CN` -> `zh-cn`), empty texts and empty entries dropped; two keys for one tag are refused. */
+/** Keys normalised (`zh_CN`, `zh-cn` -> `zh-CN`), empty texts and empty entries dropped; two keys for one tag are refused. */
 function canonicalLocales(locales: Record<string, LocaleText>): Record<string, LocaleText> {
   const out: Record<string, LocaleText> = {};
   for (const [key, text] of Object.entries(locales)) {

@@ -30,12 +30,47 @@ function parseFlag(raw: Record<string, unknown>, name: string): boolean {
 }
 
 /**
- * `zh_CN`, `ZH-cn` -> `zh-cn`. POSIX forms sent by desktop runtimes (`en_US.UTF-8`, `de_DE@euro`) lose their
- * charset and modifier. null when what remains is not a language tag.
+ * RFC 5646's case conventions (language lower, script title, region upper), for tags that Intl does not
+ * accept but our pattern does (`c`, `en-a`, grandfathered forms): they keep a stable case too.
+ */
+function conventionalCase(lower: string): string {
+  let afterSingleton = false;
+  return lower
+    .split("-")
+    .map((part, i) => {
+      // After a singleton (`x-`, `u-`, ...) subtags are extensions or private use: no case rules apply.
+      if (afterSingleton) return part;
+      if (part.length === 1) {
+        afterSingleton = true;
+        return part;
+      }
+      if (i === 0) return part;
+      if (part.length === 4 && /^[a-z]+$/.test(part)) return part[0]!.toUpperCase() + part.slice(1);
+      if (part.length === 2 && /^[a-z]+$/.test(part)) return part.toUpperCase();
+      return part;
+    })
+    .join("-");
+}
+
+/**
+ * `zh_CN`, `ZH-cn` -> `zh-CN`; `zh_hant_tw` -> `zh-Hant-TW`. POSIX forms sent by desktop runtimes
+ * (`en_US.UTF-8`, `de_DE@euro`) lose their charset and modifier. The canonical form is Intl's (which also
+ * replaces deprecated tags: `iw` -> `he`), so stored tags and the back office show the case people write;
+ * null when what remains is not a language tag. Tags only ever compare case-insensitively (localeKey).
  */
 export function normalizeLocale(value: string): string | null {
-  const tag = value.trim().replace(/[.@].*$/, "").replace(/_/g, "-").toLowerCase();
-  return /^[a-z]{1,8}(-[a-z0-9]{1,8})*$/.test(tag) ? tag : null;
+  const lower = value.trim().replace(/[.@].*$/, "").replace(/_/g, "-").toLowerCase();
+  if (!/^[a-z]{1,8}(-[a-z0-9]{1,8})*$/.test(lower)) return null;
+  try {
+    return Intl.getCanonicalLocales(lower)[0] ?? conventionalCase(lower);
+  } catch {
+    return conventionalCase(lower);
+  }
+}
+
+/** How tags are compared: case never matters (`zh-CN` = `zh-cn`). */
+function localeKey(tag: string): string {
+  return tag.toLowerCase();
 }
 
 /**
@@ -99,7 +134,7 @@ export function appMatches(target: string, app: string): boolean {
   return key === a.join("-") || key === a.filter((x) => !TEST_TOKENS.has(x)).join("-");
 }
 
-/** Exact tag, then shorter prefixes (`zh-hant-tw` -> `zh-hant` -> `zh`), then the default text; per field. */
+/** Exact tag, then shorter prefixes (`zh-Hant-TW` -> `zh-Hant` -> `zh`), then the default text; per field; any case. */
 export function pickLocaleText(
   item: Pick<Announcement, "title" | "body" | "ctaText" | "locales">,
   locale: string,
@@ -107,12 +142,12 @@ export function pickLocaleText(
   const byTag = new Map<string, LocaleText>();
   for (const [key, text] of Object.entries(item.locales ?? {})) {
     const tag = normalizeLocale(key);
-    if (tag && text) byTag.set(tag, text);
+    if (tag && text) byTag.set(localeKey(tag), text);
   }
   const chain: LocaleText[] = [];
   const tag = locale ? normalizeLocale(locale) : null;
   if (tag) {
-    const parts = tag.split("-");
+    const parts = localeKey(tag).split("-");
     for (let n = parts.length; n > 0; n--) {
       const t = byTag.get(parts.slice(0, n).join("-"));
       if (t) chain.push(t);

@@ -19,11 +19,14 @@ test("client and home items, a test-only one, a version range, a zh-CN text", as
   expect(items.some((a) => a.targetSurface === "home")).toBe(true);
   expect(items.some((a) => a.testOnly)).toBe(true);
   expect(items.some((a) => a.minVersion !== "" && a.maxVersion !== "")).toBe(true);
-  expect(items.some((a) => a.locales["zh-cn"]?.title)).toBe(true);
+  expect(items.some((a) => a.locales["zh-CN"]?.title)).toBe(true);
 
+  // An old build is asked to update; an up-to-date one is not, and reads the Chinese texts.
+  const old = await get("?surface=client&app=demo&version=1.1.0");
+  expect(old.map((a: any) => a.title)).toEqual(["Please update: security fix", "Scheduled maintenance"]);
   const zh = await get("?surface=client&app=demo&version=1.2.0&locale=zh-CN");
-  expect(zh.map((a: any) => a.title)).toEqual(["Please update: security fix", "计划维护"]);
-  expect((await get("?surface=home")).length).toBe(2);
+  expect(zh.map((a: any) => a.title)).toEqual(["计划维护"]);
+  expect((await get("?surface=home&locale=zh-CN")).map((a: any) => a.title)).toEqual(["计划维护", "1.2.0 版已发布"]);
   expect((await get("?surface=client&app=demo-staging")).some((a: any) => a.testOnly)).toBe(true);
 });
 

@@ -210,7 +210,7 @@ describe("CLI", () => {
     expect(byTitle["Not yet"].status).toBe("scheduled");
     expect(byTitle["Gone"].status).toBe("expired");
     expect(byTitle["Maintenance"].status).toBe("active");
-    expect(byTitle["Maintenance"].locales).toEqual({ "zh-cn": { title: "维护通知" }, zh: { body: "周六停机" } });
+    expect(byTitle["Maintenance"].locales).toEqual({ "zh-CN": { title: "维护通知" }, zh: { body: "周六停机" } });
     expect(byTitle["Please update"].app).toBe("myapp");
   });
   test("update changes only the given fields and the server sees it at once", async () => {

@@ -171,7 +171,7 @@ describe("running as a service", () => {
       expect(unit).toContain(line);
     }
     const dir = freshDir();
-    const w = cli(["service", "install", "--user", "svc", "--unit-path", join(dir, "gantry.service"), "--data-dir", join(dir, "data")]);
+    const w = cli(["service", "install", "--user", "svc", "--unit-path", join(dir, "gantry.service"), "--data-dir", join(dir, "data"), "--binary", "/usr/local/bin/gantry"]);
     expect(w.exitCode).toBe(0);
     expect(existsSync(join(dir, "gantry.service"))).toBe(true);
     expect(cli(["service", "install", "--print", "--user", "Bad User!"]).exitCode).toBe(2);

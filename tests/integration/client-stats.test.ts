@@ -55,7 +55,7 @@ describe("stats JSON via the admin API and the CLI (same database file, real clo
     byRuntime: { electron: 2, tauri: 1, web: 1 },
     byApp: { myapp: 3, "myapp-web": 1 },
     byArch: { x64: 2, arm64: 1, unknown: 1 },
-    byLocale: { "zh-cn": 2, "en-us": 1, unknown: 1 },
+    byLocale: { "zh-CN": 2, "en-US": 1, unknown: 1 },
     knownClients: 4,
     generatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
   };

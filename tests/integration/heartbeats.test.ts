@@ -63,7 +63,7 @@ describe("acknowledgement", () => {
       platform: "windows",
       arch: "x64",
       runtime: "electron",
-      locale: "zh-cn",
+      locale: "zh-CN",
       count: 1,
     });
   });

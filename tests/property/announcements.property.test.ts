@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors.ts";
-import { filterAnnouncements, parseAnnouncementQuery } from "../../src/site/announcements.ts";
+import { filterAnnouncements, normalizeLocale, parseAnnouncementQuery } from "../../src/site/announcements.ts";
 import type { Announcement, AnnouncementQuery } from "../../src/site/types.ts";
 import { compareVersions, isValidVersion } from "../../src/site/versions.ts";
 import { junkJson, runs, trickyString } from "./arbitraries.ts";
@@ -66,7 +66,7 @@ const visibleItems = fc
 const query: fc.Arbitrary<AnnouncementQuery> = fc.record({
   app: appName,
   version: fc.constantFrom("", "1.0", "1.2.0", "1.5", "2.0.0-beta.1", "3"),
-  locale: fc.constantFrom("", "en", "zh-cn", "zh-hant-tw", "de"),
+  locale: fc.constantFrom("", "en", "zh-cn", "zh-CN", "zh-hant-tw", "zh-Hant-TW", "de"),
   surface: fc.constantFrom("client", "home"),
   includeTest: fc.boolean(),
 });
@@ -142,7 +142,9 @@ describe("announcement filter", () => {
         expect(q.version === "" || isValidVersion(q.version)).toBe(true);
         expect(q.app.length).toBeLessThanOrEqual(128);
         expect(q.app).toBe(q.app.trim());
-        expect(/^([a-z]{1,8}(-[a-z0-9]{1,8})*)?$/.test(q.locale)).toBe(true);
+        expect(/^([a-z]{1,8}(-[a-z0-9]{1,8})*)?$/i.test(q.locale)).toBe(true);
+        // Canonical already: normalising again changes nothing (one spelling per tag, e.g. zh-CN).
+        if (q.locale !== "") expect(normalizeLocale(q.locale)).toBe(q.locale);
       }),
       runs(800),
     );
@@ -189,7 +191,8 @@ describe("announcement filter", () => {
             const tag = key.trim().replace(/[.@].*$/, "").replace(/_/g, "-").toLowerCase();
             if (/^[a-z]{1,8}(-[a-z0-9]{1,8})*$/.test(tag) && text) byTag.set(tag, text as Record<string, unknown>);
           }
-          const parts = q.locale === "" ? [] : q.locale.split("-");
+          // Tags match whatever their case.
+          const parts = q.locale === "" ? [] : q.locale.toLowerCase().split("-");
           const chain = parts.map((_, n) => byTag.get(parts.slice(0, parts.length - n).join("-"))).filter((t) => t !== undefined);
           for (const k of ["title", "body", "ctaText"] as const) {
             const found = chain.map((t) => t[k]).find((x) => typeof x === "string" && x !== "");

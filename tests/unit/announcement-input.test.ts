@@ -80,7 +80,7 @@ describe("resolveAnnouncement: create", () => {
       startAt: "2025-06-01T00:00:00.000Z",
       expiresAt: "2025-07-01T00:00:00.000Z",
       dismissKey: "k-1",
-      locales: { "zh-cn": { title: "标题", body: "正文" } },
+      locales: { "zh-CN": { title: "标题", body: "正文" } },
     });
   });
 
@@ -104,6 +104,7 @@ describe("resolveAnnouncement: create", () => {
     ["bad locale tag", { title: "t", body: "b", locales: { "english please": { title: "x" } } }, "locales.english please"],
     ["overlong locale tag", { title: "t", body: "b", locales: { ["a-" + "b".repeat(40)]: { title: "x" } } }, "locales.a-" + "b".repeat(40)],
     ["one tag twice", { title: "t", body: "b", locales: { zh_CN: { title: "x" }, "zh-cn": { title: "y" } } }, "locales.zh-cn"],
+    ["one tag twice, in two cases", { title: "t", body: "b", locales: { "zh-CN": { title: "x" }, "ZH-cn": { title: "y" } } }, "locales.ZH-cn"],
   ];
   for (const [title, input, param] of bad) {
     test(`400 ${title}`, () => {

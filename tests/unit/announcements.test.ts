@@ -59,7 +59,7 @@ describe("parseAnnouncementQuery", () => {
     expect(parseAnnouncementQuery({ app: " myapp ", version: "v1.2.3", locale: "zh_CN", surface: "HOME", test: "1" })).toEqual({
       app: "myapp",
       version: "1.2.3",
-      locale: "zh-cn",
+      locale: "zh-CN",
       surface: "home",
       includeTest: true,
     });
@@ -74,8 +74,8 @@ describe("parseAnnouncementQuery", () => {
     expect(parseAnnouncementQuery({ test: "0", staging: "false" }).includeTest).toBe(false);
   });
   test("POSIX locale forms are accepted", () => {
-    expect(parseAnnouncementQuery({ locale: "en_US.UTF-8" }).locale).toBe("en-us");
-    expect(parseAnnouncementQuery({ locale: "de_DE@euro" }).locale).toBe("de-de");
+    expect(parseAnnouncementQuery({ locale: "en_US.UTF-8" }).locale).toBe("en-US");
+    expect(parseAnnouncementQuery({ locale: "de_DE@euro" }).locale).toBe("de-DE");
   });
   const bad: Array<[Record<string, unknown>, string]> = [
     [{ surface: "all" }, "surface"],
@@ -141,6 +141,11 @@ describe("pickLocaleText", () => {
   ];
   for (const [locale, want] of table) test(`locale ${JSON.stringify(locale)}`, () => expect(pickLocaleText(it, locale)).toEqual(want));
 
+  test("texts stored lowercased by earlier versions still match canonical tags", () => {
+    const old = item({ locales: { "zh-cn": { title: "旧-CN" }, "zh-hant": { title: "舊" } } });
+    expect(pickLocaleText(old, "zh-CN").title).toBe("旧-CN");
+    expect(pickLocaleText(old, "zh-Hant-TW").title).toBe("舊");
+  });
   test("a regional text is not used for the bare language", () => {
     expect(pickLocaleText(item({ locales: { "pt-BR": { title: "Olá" } } }), "pt").title).toBe("Title");
   });
@@ -310,9 +315,23 @@ describe("buildAnnouncementDocument", () => {
 
 describe("normalizeLocale", () => {
   test("forms", () => {
-    expect(normalizeLocale("zh_Hant_TW")).toBe("zh-hant-tw");
+    expect(normalizeLocale("zh_Hant_TW")).toBe("zh-Hant-TW");
+    expect(normalizeLocale("zh-cn")).toBe("zh-CN");
+    expect(normalizeLocale("ZH-CN")).toBe("zh-CN");
+    expect(normalizeLocale("sr-latn-rs")).toBe("sr-Latn-RS");
+    expect(normalizeLocale("es-419")).toBe("es-419");
+    // Intl's canonical form replaces deprecated tags.
+    expect(normalizeLocale("iw")).toBe("he");
     expect(normalizeLocale("C")).toBe("c");
     expect(normalizeLocale("en-")).toBeNull();
     expect(normalizeLocale("")).toBeNull();
+  });
+  test("tags Intl refuses but the pattern accepts keep the usual case conventions", () => {
+    expect(normalizeLocale("en-a")).toBe("en-a");
+    expect(normalizeLocale("zh-cmn-hans")).toBe("zh-cmn-Hans");
+    expect(normalizeLocale("x-private-ab")).toBe("x-private-ab");
+  });
+  test("canonical tags stay as they are", () => {
+    for (const tag of ["zh-CN", "zh-Hant-TW", "en-US", "de", "pt-BR", "c", "en-a"]) expect(normalizeLocale(tag)).toBe(tag);
   });
 });

@@ -71,7 +71,7 @@ describe("parseHeartbeat", () => {
       { app: " MyApp ", version: "v1.2.3", platform: "Windows", arch: "X64", runtime: "Electron", locale: "zh_CN", at: 5, ip: "1.2.3.4" },
       NOW,
     );
-    expect(r).toEqual({ clientId: "c1", at: NOW, app: "MyApp", version: "1.2.3", platform: "windows", arch: "x64", runtime: "electron", locale: "zh-cn" });
+    expect(r).toEqual({ clientId: "c1", at: NOW, app: "MyApp", version: "1.2.3", platform: "windows", arch: "x64", runtime: "electron", locale: "zh-CN" });
   });
   test("nothing but the id is required; absent fields are null (kept from earlier reports)", () => {
     expect(parseHeartbeat(null, { clientId: "c2" }, NOW)).toEqual({
@@ -89,7 +89,11 @@ describe("parseHeartbeat", () => {
   test("unparsable versions are kept as sent (clients report what they have)", () => {
     expect(parseHeartbeat("c", { version: "2024.06-nightly build" }, NOW).version).toBe("2024.06-nightly build");
   });
-  test("POSIX locale forms", () => expect(parseHeartbeat("c", { locale: "en_US.UTF-8" }, NOW).locale).toBe("en-us"));
+  test("POSIX locale forms", () => expect(parseHeartbeat("c", { locale: "en_US.UTF-8" }, NOW).locale).toBe("en-US"));
+  test("locales are stored in their canonical case, however the client spells them", () => {
+    for (const spelling of ["zh-cn", "ZH_cn", "zh-CN", "zh_CN.UTF-8"]) expect(parseHeartbeat("c", { locale: spelling }, NOW).locale).toBe("zh-CN");
+    expect(parseHeartbeat("c", { locale: "zh-hant-tw" }, NOW).locale).toBe("zh-Hant-TW");
+  });
 
   for (const [field, max] of Object.entries(HEARTBEAT_FIELD_LIMITS)) {
     const ok = field === "locale" ? "a".repeat(8) + "-b".repeat((max - 8) / 2) : "v".repeat(max);
