@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { authed, startGantry, type Gantry } from "../support/harness";
+import { pollUntil } from "../support/poll";
+import { tempDirs } from "../support/temp-dirs";
 
 let upstream: FakeUpstream;
 let g: Gantry;
@@ -186,9 +188,8 @@ describe("concurrency leases", () => {
     expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(429);
     for (const c of controllers) c.abort();
     for (const r of readers) await r.cancel().catch(() => {});
-    for (let i = 0; i < 50 && (g.deps.limiter.inFlight(id) > 0 || upstream.open > 0); i++) await Bun.sleep(20);
-    expect(g.deps.limiter.inFlight(id)).toBe(0);
-    expect(upstream.open).toBe(0);
+    // The server learns of each abort asynchronously: wait for it to have given everything back.
+    await pollUntil(() => g.deps.limiter.inFlight(id) === 0 && upstream.open === 0, Boolean, { what: "leases and upstream requests to be released" });
     upstream.setScenario();
     expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(200);
   });
@@ -202,8 +203,7 @@ describe("quota settles from the stream's usage", () => {
     const id = g.deps.keys.get(name)!.id;
     const first = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
     await first.text();
-    await Bun.sleep(30);
-    g.deps.ledgerWriter.flush();
+    // No wait and no flush: a reply received whole is settled before its last byte left (gateway/call.ts).
     expect(g.deps.keys.usage(id)).toMatchObject({ requests: 1, inputTokens: 40, outputTokens: 60, tokens: 100 });
     const row = g.deps.ledger.recent(1, id)[0];
     expect(row).toMatchObject({ keyId: id, model: "demo-mini", endpoint: "responses", status: 200, inputTokens: 40, outputTokens: 60 });
@@ -223,8 +223,7 @@ describe("quota settles from the stream's usage", () => {
       upstream.setScenario({ kind: "text", text: "x", usage: { input_tokens: 500, output_tokens: 250, total_tokens: 750 } });
       const key = priced.createKey({ name: "b", balance: 1.5 });
       expect((await fetch(`${priced.url}/v1/responses`, authed(key, hello))).status).toBe(200);
-      await Bun.sleep(20);
-      // 500 * 1000/1M + 250 * 2000/1M = 0.5 + 0.5 = 1.0
+      // No wait: the balance is charged before the reply's last byte. 500 * 1000/1M + 250 * 2000/1M = 0.5 + 0.5 = 1.0
       expect(priced.deps.keyCache.get(priced.deps.keys.get("b")!.id)!.usage.spent).toBeCloseTo(1.0);
       expect((await fetch(`${priced.url}/v1/responses`, authed(key, hello))).status).toBe(200);
       const e = await fetch(`${priced.url}/v1/responses`, authed(key, hello));
@@ -237,11 +236,12 @@ describe("quota settles from the stream's usage", () => {
 });
 
 describe("changes made outside the server take effect within one second", () => {
-  test("a key disabled through another connection is refused within 1 s", async () => {
-    const { mkdtempSync } = await import("node:fs");
+  const tempDir = tempDirs();
+  /** The server reloads keys every 500 ms; measured from the CLI's exit, with room for a loaded machine. */
+  const WITHIN_MS = 1100;
+  test("a key created, then disabled, through another connection works, then is refused, within 1 s", async () => {
     const { join } = await import("node:path");
-    const { tmpdir } = await import("node:os");
-    const dir = mkdtempSync(join(tmpdir(), "gantry-cli-"));
+    const dir = tempDir("cli");
     const db = join(dir, "gantry.db");
     const server = await startGantry({ config: { upstreamUrl: upstream.url, dataDir: dir }, databasePath: db });
     try {
@@ -250,21 +250,14 @@ describe("changes made outside the server take effect within one second", () => 
       const { key, id, name } = JSON.parse(created.stdout.toString());
       expect(name).toBe("cli-key");
       expect(id).toMatch(/^key_/);
-      let status = 0;
-      for (let i = 0; i < 20 && status !== 200; i++) {
-        status = (await fetch(`${server.url}/v1/models`, authed(key))).status;
-        if (status !== 200) await Bun.sleep(100);
-      }
-      expect(status).toBe(200);
+      const status = async () => (await fetch(`${server.url}/v1/models`, authed(key))).status;
+      // Every 401 counts as a wrong guess from this address, and ten of them slow the next: ask sparingly.
+      const works = await pollUntil(status, (s) => s === 200, { stepMs: 100, what: "the new key to work" });
+      expect(works.elapsedMs).toBeLessThan(WITHIN_MS);
       const disabled = Bun.spawnSync(["./node_modules/.bin/bun", "src/main.ts", "keys", "disable", "cli-key", "--data-dir", dir]);
       expect(disabled.exitCode).toBe(0);
-      const t0 = Date.now();
-      while (Date.now() - t0 < 1500 && status !== 403) {
-        status = (await fetch(`${server.url}/v1/models`, authed(key))).status;
-        if (status !== 403) await Bun.sleep(50);
-      }
-      expect(status).toBe(403);
-      expect(Date.now() - t0).toBeLessThan(1100);
+      const refused = await pollUntil(status, (s) => s === 403, { stepMs: 20, what: "the disabled key to be refused" });
+      expect(refused.elapsedMs).toBeLessThan(WITHIN_MS);
     } finally {
       await server.stop();
     }
@@ -302,10 +295,11 @@ describe("guessing keys is slowed per client address", () => {
     try {
       const good = own.createKey();
       const bad = (i: number) => fetch(`${own.url}/v1/models`, authed(`gk-guess-${i}`));
+      // "Not slowed" is anything well below the 1 s a slowed guess waits: 600 ms leaves room for a loaded machine.
       for (let i = 0; i < 10; i++) {
         const t = performance.now();
         expect((await bad(i)).status).toBe(401);
-        expect(performance.now() - t).toBeLessThan(300);
+        expect(performance.now() - t).toBeLessThan(600);
       }
       const t0 = performance.now();
       const slowed = await bad(10);
@@ -313,7 +307,7 @@ describe("guessing keys is slowed per client address", () => {
       expect(((await slowed.json()) as any).error.code).toBe("invalid_api_key");
       const t1 = performance.now();
       expect((await fetch(`${own.url}/v1/models`, authed(good))).status).toBe(200);
-      expect(performance.now() - t1).toBeLessThan(300);
+      expect(performance.now() - t1).toBeLessThan(600);
     } finally {
       await own.stop();
     }

@@ -3,11 +3,10 @@
  * database file as the running server), re-show, revalidation headers, bad queries; and the admin API.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pollUntil, startGantry, type Gantry } from "../support/harness.ts";
-import { GENERATION_POLL_MS } from "../../src/store/generation-stamp";
+import { startGantry, type Gantry } from "../support/harness.ts";
+import { seenFromAnotherProcess } from "../support/other-process.ts";
+import { tempDirs } from "../support/temp-dirs.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BUN = process.execPath;
@@ -36,9 +35,12 @@ async function doc(query: string, init?: RequestInit): Promise<any> {
   return res.json();
 }
 const titles = (d: any) => d.announcements.map((a: any) => a.title);
+/** The document once it shows what the CLI (another process) just changed; see support/other-process.ts. */
+const docShowing = (query: string, done: (d: any) => boolean, what: string) => seenFromAnotherProcess(() => doc(query), done, what);
+const item = (d: any, id: number) => d.announcements.find((a: any) => a.id === id);
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "gantry-ann-"));
+  dir = tempDir("ann");
   g = await startGantry({ config: { dataDir: dir }, databasePath: join(dir, "gantry.db") });
   // Created by the CLI while the server runs on the same file.
   ids.maintenance = cliJson(dir, "create", "--title", "Maintenance", "--body", "Down Saturday", "--level", "warning",
@@ -54,12 +56,15 @@ beforeAll(async () => {
   ids.future = cliJson(dir, "create", "--title", "Not yet", "--body", "Later", "--start-at", "2999-01-01T00:00:00Z").id;
   ids.expired = cliJson(dir, "create", "--title", "Gone", "--body", "Past", "--start-at", "2020-01-01T00:00:00Z",
     "--expires-at", "2020-02-01T00:00:00Z").id;
+  // The last item the public document shows; the ones after it (scheduled, expired) it never shows.
+  await docShowing("?test=1", (d) => titles(d).includes("Test build notice"), "the items created by the CLI");
 });
 
 afterAll(async () => {
   await g.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
+// After the hook above: the server is stopped before its directory goes.
+const tempDir = tempDirs();
 
 describe("public document over HTTP (items created by the CLI)", () => {
   test("client surface: client and all items, level order, every spec field, nothing internal", async () => {
@@ -180,16 +185,19 @@ describe("re-show via a new dismissKey", () => {
     const out = cliJson(dir, "reshow", String(ids.home));
     expect(out.dismissKey).not.toBe(oldKey);
 
-    const after = await fetch(`${g.url}/api/v1/announcements?surface=home`, { headers: { "if-none-match": etag } });
+    const after = await seenFromAnotherProcess(
+      () => fetch(`${g.url}/api/v1/announcements?surface=home`, { headers: { "if-none-match": etag } }),
+      (res) => res.status !== 304,
+      "the cached ETag to stop matching",
+    );
     expect(after.status).toBe(200);
-    const item = (await after.json()).announcements.find((a: any) => a.id === ids.home);
-    expect(item.dismissKey).toBe(out.dismissKey);
-    expect(item.title).toBe("Home only");
+    const reshown = item(await after.json(), ids.home);
+    expect(reshown.dismissKey).toBe(out.dismissKey);
+    expect(reshown.title).toBe("Home only");
   });
   test("CLI reshow with a chosen key; the same key again is refused (exit 2)", async () => {
     expect(cliJson(dir, "reshow", String(ids.maintenance), "--dismiss-key", "maint-2").dismissKey).toBe("maint-2");
-    const d = await doc("?surface=home");
-    expect(d.announcements.find((a: any) => a.id === ids.maintenance).dismissKey).toBe("maint-2");
+    await docShowing("?surface=home", (d) => item(d, ids.maintenance).dismissKey === "maint-2", "the chosen dismissKey");
     const again = cli(dir, "reshow", String(ids.maintenance), "--dismiss-key", "maint-2");
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("different");
@@ -213,11 +221,11 @@ describe("CLI", () => {
     expect(byTitle["Maintenance"].locales).toEqual({ "zh-CN": { title: "维护通知" }, zh: { body: "周六停机" } });
     expect(byTitle["Please update"].app).toBe("myapp");
   });
-  test("update changes only the given fields and the server sees it at once", async () => {
+  test("update changes only the given fields and the server serves the change", async () => {
     const v = cliJson(dir, "update", String(ids.update), "--max-version", "none");
     expect(v.maxVersion).toBe("");
     expect(v.minVersion).toBe("1.0");
-    expect(titles(await doc("?app=myapp&version=9.0"))).toContain("Please update");
+    await docShowing("?app=myapp&version=9.0", (d) => titles(d).includes("Please update"), "the item without an upper version bound");
   });
   test("bad input exits 2 with a message; unknown id exits 1", () => {
     const r1 = cli(dir, "create", "--title", "x", "--body", "y", "--min-version", "newest");
@@ -232,10 +240,10 @@ describe("CLI", () => {
   });
   test("delete removes it from the public document", async () => {
     const id = cliJson(dir, "create", "--title", "Temporary", "--body", "x", "--start-at", "2020-01-01T00:00:00Z").id;
-    expect(titles(await doc(""))).toContain("Temporary");
+    await docShowing("", (d) => titles(d).includes("Temporary"), "the created item");
     const r = cli(dir, "delete", String(id));
     expect(r.code).toBe(0);
-    expect(titles(await doc(""))).not.toContain("Temporary");
+    await docShowing("", (d) => !titles(d).includes("Temporary"), "the deleted item to go");
   });
   test("--help documents the options of OPERATOR.md and ours", () => {
     const r = cli(dir, "--help");
@@ -249,17 +257,12 @@ describe("CLI", () => {
 });
 
 describe("a change by the CLI while the server runs", () => {
-  test("is served within a tenth of a second, though the document was cached", async () => {
+  test("is served within a tenth of a second (plus a loaded machine's margin), though the document was cached", async () => {
     const before = titles(await doc("?surface=home"));
     expect(before).not.toContain("Late CLI item");
     const id = cliJson(dir, "create", "--title", "Late CLI item", "--body", "b", "--target-surface", "home", "--start-at", "2020-01-01T00:00:00Z").id;
-    const { value: seen, elapsedMs } = await pollUntil(
-      async () => titles(await doc("?surface=home")),
-      (t) => t.includes("Late CLI item"),
-    );
-    expect(elapsedMs).toBeLessThan(GENERATION_POLL_MS + 50);
-    expect(seen).toContain("Late CLI item");
-    cli(dir, "delete", String(id));
+    await docShowing("?surface=home", (d) => titles(d).includes("Late CLI item"), "the late item");
+    expect(cli(dir, "delete", String(id)).code).toBe(0);
   });
 });
 

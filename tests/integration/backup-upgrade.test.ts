@@ -1,18 +1,27 @@
 /** Backups under load, restores, upgrades (pre-migration backup, refusing a newer database), the systemd unit. */
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { SchemaTooNewError, openDatabase } from "../../src/store/db";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/store/migrations";
+import { pollUntil } from "../support/poll";
+import { tempDirs } from "../support/temp-dirs";
 
 const BUN = "./node_modules/.bin/bun";
 const cli = (args: string[]) => Bun.spawnSync([BUN, "src/main.ts", ...args], { stderr: "pipe", stdout: "pipe" });
 
-function freshDir(): string {
-  return mkdtempSync(join(tmpdir(), "gantry-backup-"));
-}
+/** Servers this file started: a test that fails half-way must not leave one running. */
+const servers: Array<ReturnType<typeof Bun.spawn>> = [];
+afterAll(async () => {
+  for (const proc of servers) {
+    proc.kill("SIGKILL");
+    await proc.exited;
+  }
+});
+// After the hook above: the servers are gone before their directories go.
+const tempDir = tempDirs();
+const freshDir = () => tempDir("backup");
 
 async function freePort(): Promise<number> {
   const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
@@ -24,17 +33,14 @@ async function freePort(): Promise<number> {
 async function startServe(dir: string) {
   const port = await freePort();
   const proc = Bun.spawn([BUN, "src/main.ts", "serve", "--port", String(port), "--data-dir", dir, "--admin-token", "gat-backup-test-token-000000"], {
-    stdout: "pipe",
-    stderr: "pipe",
+    // Nobody reads its log: a pipe left unread would fill up under the heartbeat load and stall the server.
+    stdout: "ignore",
+    stderr: "ignore",
   });
+  servers.push(proc);
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      await Bun.sleep(50);
-    }
-  }
+  const healthy = () => fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+  await pollUntil(healthy, Boolean, { timeoutMs: 10_000, stepMs: 50, what: "the server to answer /healthz" });
   return { proc, url };
 }
 
@@ -44,9 +50,11 @@ describe("backup and restore", () => {
     const { proc, url } = await startServe(dir);
     let writing = true;
     let sent = 0;
+    /** Heartbeats the server acknowledged: the load is measured by what was written, not by time. */
+    let acknowledged = 0;
     const load = (async () => {
       while (writing) {
-        await Promise.all(
+        const replies = await Promise.all(
           Array.from({ length: 20 }, () =>
             fetch(`${url}/api/v1/client/heartbeat`, {
               method: "POST",
@@ -55,16 +63,25 @@ describe("backup and restore", () => {
             }),
           ),
         );
+        acknowledged += replies.filter((r) => r.status === 200).length;
       }
     })();
-    expect(cli(["keys", "create", "--name", "before-backup", "--data-dir", dir]).exitCode).toBe(0);
-    await Bun.sleep(200);
+    /** Waits until the server acknowledged `n` more heartbeats. */
+    const moreWrites = (n: number) => {
+      const from = acknowledged;
+      return pollUntil(() => acknowledged - from, (d) => d >= n, { timeoutMs: 10_000, what: `${n} more acknowledged heartbeats` });
+    };
     const file = join(freshDir(), "snapshot.db");
-    const backup = cli(["backup", file, "--data-dir", dir]);
-    expect(backup.exitCode).toBe(0);
-    await Bun.sleep(200);
-    writing = false;
-    await load;
+    try {
+      expect(cli(["keys", "create", "--name", "before-backup", "--data-dir", dir]).exitCode).toBe(0);
+      await moreWrites(40);
+      const backup = cli(["backup", file, "--data-dir", dir]);
+      expect(backup.exitCode).toBe(0);
+      await moreWrites(40);
+    } finally {
+      writing = false;
+      await load;
+    }
 
     // The snapshot is consistent and missed the writes after it.
     const snap = new Database(file, { readonly: true });

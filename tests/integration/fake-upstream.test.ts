@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { pollUntil } from "../support/poll.ts";
 
 /** Naive SSE reader for assertions: frames with data, comments and bare `event:` frames skipped. */
 function dataLines(text: string): string[] {
@@ -29,13 +30,8 @@ function post(up: FakeUpstream, payload: unknown, init: RequestInit = {}) {
   });
 }
 
-async function until(cond: () => boolean, ms = 2000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not reached");
-    await Bun.sleep(5);
-  }
-}
+/** The upstream's count of open streams changes when it notices a client; wait for that. */
+const until = (cond: () => boolean) => pollUntil(cond, Boolean, { what: "the open-stream count" });
 
 let up: FakeUpstream;
 beforeAll(async () => {
@@ -282,6 +278,7 @@ describe("faults and stream accounting", () => {
     let text = "";
     while (dataLines(text).length < 4) text += new TextDecoder().decode((await reader.read()).value);
     const next = reader.read();
+    // A fixed time is the point here: nothing may arrive within it.
     const winner = await Promise.race([next.then(() => "data"), Bun.sleep(150).then(() => "silence")]);
     expect(winner).toBe("silence");
     abort.abort();

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeUpstream, type FakeUpstream, type Scenario } from "../support/fake-upstream";
 import { authed, readSseData, startGantry, type Gantry } from "../support/harness";
+import { pollUntil } from "../support/poll";
 
 let upstream: FakeUpstream;
 let g: Gantry;
@@ -61,18 +62,19 @@ async function envelope(res: Response) {
   return body.error as { message: string; type: string; code: string; param: string | null };
 }
 
-/** The lease is back, the ledger row says what happened, and the next request on the same server succeeds. */
+/**
+ * The lease is back, the ledger row says what happened, and the next request on the same server succeeds.
+ * Checked at once, with no wait and no flush: a call is settled before its reply's last byte leaves
+ * (gateway/call.ts), and a caller that went away has been waited for by the test itself.
+ */
 async function expectSettled(server: Gantry, up: FakeUpstream, key: string, id: string, ep: Endpoint, status: number, code: string | null) {
-  for (let i = 0; i < 50 && server.deps.limiter.inFlight(id) > 0; i++) await Bun.sleep(10);
   expect(server.deps.limiter.inFlight(id)).toBe(0);
-  server.deps.ledgerWriter.flush();
   const row = server.deps.ledger.recent(1, id)[0];
   expect(row).toMatchObject({ keyId: id, endpoint: ep.ledgerName, status, errorCode: code });
   up.setScenario();
   const next = await fetch(`${server.url}${ep.path}`, authed(key, ep.body(false)));
   expect(next.status).toBe(200);
   await next.text();
-  for (let i = 0; i < 50 && server.deps.limiter.inFlight(id) > 0; i++) await Bun.sleep(10);
   expect(server.deps.limiter.inFlight(id)).toBe(0);
   return row;
 }
@@ -156,7 +158,6 @@ describe("before any byte reached the caller: a status and the envelope", () => 
           expect(res.status).toBe(502);
           expect((await envelope(res)).code).toBe("upstream_unavailable");
           expect(s.deps.limiter.inFlight(id)).toBe(0);
-          s.deps.ledgerWriter.flush();
           expect(s.deps.ledger.recent(1, id)[0]).toMatchObject({ status: 502, errorCode: "upstream_unavailable", endpoint: ep.ledgerName });
         }
       }
@@ -184,8 +185,8 @@ describe("before any byte reached the caller: a status and the envelope", () => 
       expect(r.elapsed).toBeGreaterThanOrEqual(250);
       expect(r.elapsed).toBeLessThan(2000);
     }
-    for (let i = 0; i < 50 && upstream.open > 0; i++) await Bun.sleep(10);
-    expect(upstream.open).toBe(0);
+    // The upstream sees the gateway give up over its own connection, a moment after the caller got its 504.
+    await pollUntil(() => upstream.open === 0, Boolean, { what: "the upstream requests to be closed" });
     for (const r of results) await expectSettled(g, upstream, r.key, r.id, r.ep, 504, "upstream_timeout");
   });
 });
@@ -367,14 +368,19 @@ describe("the caller going away", () => {
           await res.body!.getReader().read();
         } else {
           pending.catch(() => {});
-          for (let i = 0; i < 50 && upstream.open === 0; i++) await Bun.sleep(10);
-          await Bun.sleep(150);
+          // Leave while the gateway is collecting the reply: the first text delta (after four opening events) went out.
+          const written = upstream.written;
+          await pollUntil(() => upstream.open === 1 && upstream.written >= written + 5, Boolean, { what: "the upstream's first text delta" });
         }
         expect(upstream.open).toBe(1);
         expect(g.deps.limiter.inFlight(id)).toBe(1);
         controller.abort();
-        for (let i = 0; i < 100 && (upstream.open > 0 || g.deps.limiter.inFlight(id) > 0); i++) await Bun.sleep(10);
-        expect(upstream.open).toBe(0);
+        // The server learns of the abort asynchronously: wait until it released the lease, closed the upstream request and recorded the call.
+        await pollUntil(
+          () => upstream.open === 0 && g.deps.limiter.inFlight(id) === 0 && g.deps.ledger.recent(1, id).length === 1,
+          Boolean,
+          { what: "the aborted call to be settled" },
+        );
         expect(upstream.aborted).toBe(opened + 1);
         await expectSettled(g, upstream, key, id, ep, 499, "client_closed");
       });

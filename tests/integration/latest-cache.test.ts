@@ -1,13 +1,15 @@
 /** The rendered latest documents are cached; a change made through this server shows at once, one made by another process within GENERATION_POLL_MS. */
 import { expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pollUntil, startGantry } from "../support/harness";
-import { GENERATION_POLL_MS } from "../../src/store/generation-stamp";
+import { startGantry } from "../support/harness";
+import { seenFromAnotherProcess } from "../support/other-process";
+import { tempDirs } from "../support/temp-dirs";
 
-test("a publish by the CLI in another process is seen within a tenth of a second", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "gantry-latest-cache-"));
+const tempDir = tempDirs();
+
+test("a publish by the CLI in another process is seen within a tenth of a second (plus a loaded machine's margin)", async () => {
+  const dir = tempDir("latest-cache");
   const g = await startGantry({ config: { dataDir: dir }, databasePath: join(dir, "gantry.db") });
   const publish = (version: string) => {
     const file = join(dir, `web-${version}.zip`);
@@ -17,20 +19,26 @@ test("a publish by the CLI in another process is seen within a tenth of a second
   };
   try {
     publish("1.0.0");
-    const first = await fetch(`${g.url}/api/v1/latest`);
-    const etag1 = first.headers.get("etag")!;
-    expect(((await first.json()) as any).version).toBe("1.0.0");
+    const first = await seenFromAnotherProcess(
+      async () => {
+        const res = await fetch(`${g.url}/api/v1/latest`);
+        return { etag: res.headers.get("etag")!, doc: (await res.json()) as any };
+      },
+      (r) => r.doc.version === "1.0.0",
+      "the first release",
+    );
+    const etag1 = first.etag;
     // Served from the cache: same tag, and a 304 for a client that has it.
     expect((await fetch(`${g.url}/api/v1/latest`, { headers: { "if-none-match": etag1 } })).status).toBe(304);
     expect(((await (await fetch(`${g.url}/update/latest.json`)).json()) as any).version).toBe("1.0.0");
 
     publish("1.1.0");
     // Another process's change is seen through the generation counter, read at most every GENERATION_POLL_MS.
-    const { value: second, elapsedMs } = await pollUntil(
+    const second = await seenFromAnotherProcess(
       () => fetch(`${g.url}/api/v1/latest`, { headers: { "if-none-match": etag1 } }),
       (res) => res.status !== 304,
+      "the cached ETag to stop matching",
     );
-    expect(elapsedMs).toBeLessThan(GENERATION_POLL_MS + 50);
     expect(second.status).toBe(200);
     expect(((await second.json()) as any).version).toBe("1.1.0");
     expect(((await (await fetch(`${g.url}/update/latest.json`)).json()) as any).version).toBe("1.1.0");

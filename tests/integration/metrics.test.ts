@@ -94,7 +94,7 @@ describe("/metrics", () => {
     const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", input: "hi", stream: false }, { "x-request-id": "req-gateway-1" }));
     await res.text();
     await fetch(`${g.url}/api/v1/announcements?surface=client`, { headers: { "x-request-id": "req-site-1" } });
-    await Bun.sleep(20);
+    // No wait: both lines are written before the reply leaves (gateway/call.ts, http/request-log.ts).
     const lines = g.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === "request");
     const gateway = lines.filter((l) => l.requestId === "req-gateway-1");
     expect(gateway).toHaveLength(1);

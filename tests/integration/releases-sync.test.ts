@@ -4,12 +4,12 @@
  * the last good state, minAppVersion never raised, the CLI, the in-server periodic sync and single flight.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bytesOf, startFakeGitHub, type FakeGitHub, type FakeRelease } from "../support/fake-github";
 import { startGantry, type Gantry } from "../support/harness";
 import { openDatabase } from "../../src/store/db";
+import { pollUntil } from "../support/poll";
+import { tempDirs } from "../support/temp-dirs";
 
 const ROOT = join(import.meta.dir, "../..");
 const BUN = join(ROOT, "node_modules/.bin/bun");
@@ -173,18 +173,18 @@ describe("sync through the release services", () => {
 });
 
 describe("gantry releases sync (CLI)", () => {
+  const tempDir = tempDirs();
   let gh: FakeGitHub;
   let dataDir: string;
   beforeAll(() => {
     gh = startFakeGitHub({ releases: remote(), perPage: 100 });
     gh.releases.find((r) => r.id === 20)!.assets = gh.releases.find((r) => r.id === 20)!.assets.filter((a) => !a.failStatus && !a.advertisedSize);
-    dataDir = mkdtempSync(join(tmpdir(), "gantry-sync-cli-"));
+    dataDir = tempDir("sync-cli");
     // A database as a server leaves it (on a fresh dir the CLI would create one and say so on stderr).
     openDatabase(join(dataDir, "gantry.db")).close();
   });
   afterAll(async () => {
     await gh.stop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
   const cli = async (...args: string[]) => {
     const proc = Bun.spawn([BUN, "src/main.ts", "releases", ...args, "--data-dir", dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
@@ -235,12 +235,11 @@ describe("periodic sync inside the server", () => {
   test("syncs on start when GANTRY_SYNC_GITHUB and an interval are set; the admin API shows the report", async () => {
     gh = startFakeGitHub({ releases: remote().filter((r) => r.id === 10) });
     g = await startGantry({ config: { syncGithub: "acme/app", syncApiUrl: gh.apiUrl, syncIntervalMinutes: 60 } });
-    let doc: any = null;
-    for (let i = 0; i < 100; i++) {
-      doc = await (await fetch(`${g.url}/api/v1/latest`)).json();
-      if (doc.version && doc.assets[0]?.source === "mirror") break;
-      await Bun.sleep(20);
-    }
+    const { value: doc } = await pollUntil(
+      async () => (await fetch(`${g!.url}/api/v1/latest`)).json() as Promise<any>,
+      (d) => Boolean(d.version) && d.assets[0]?.source === "mirror",
+      { what: "the synced release with its mirrored asset" },
+    );
     expect(doc.version).toBe("1.1.0");
     expect(doc.assets[0].source).toBe("mirror");
     const status = await (await g.admin("/admin/api/releases/sync")).json();
@@ -255,7 +254,8 @@ describe("periodic sync inside the server", () => {
   test("no periodic sync without an interval", async () => {
     gh = startFakeGitHub({ releases: remote() });
     g = await startGantry({ config: { syncGithub: "acme/app", syncApiUrl: gh.apiUrl, syncIntervalMinutes: 0 } });
-    await Bun.sleep(100);
+    // A fixed time is the point here: no request may reach GitHub within it (a sync on start would, at once).
+    await Bun.sleep(300);
     expect(gh.requests).toEqual([]);
     const noRepo = await g.admin("/admin/api/releases/sync", { method: "POST", body: JSON.stringify({ github: "bad repo" }) });
     expect(noRepo.status).toBe(400);

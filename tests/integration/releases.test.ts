@@ -3,10 +3,11 @@
  * then the latest document, filters, recommendations, ETag/304 and the legacy manifest.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startGantry, type Gantry } from "../support/harness";
+import { seenFromAnotherProcess } from "../support/other-process";
+import { tempDirs } from "../support/temp-dirs";
 
 const ROOT = join(import.meta.dir, "../..");
 const BUN = join(ROOT, "node_modules/.bin/bun");
@@ -36,16 +37,21 @@ let dataDir: string;
 let filesDir: string;
 const files: Record<string, Uint8Array<ArrayBuffer>> = {};
 
+/** The latest document once it shows what the CLI (another process) just changed; see support/other-process.ts. */
+function latestShowing(version: string): Promise<any> {
+  return seenFromAnotherProcess(async () => (await fetch(`${g.url}/api/v1/latest`)).json(), (doc: any) => doc.version === version, `latest ${version}`);
+}
+
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "gantry-releases-"));
-  filesDir = mkdtempSync(join(tmpdir(), "gantry-release-files-"));
+  dataDir = tempDir("releases");
+  filesDir = tempDir("release-files");
   g = await startGantry({ config: { dataDir }, databasePath: join(dataDir, "gantry.db") });
 });
 afterAll(async () => {
   await g.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(filesDir, { recursive: true, force: true });
 });
+// After the hook above: the server is stopped before its directory goes.
+const tempDir = tempDirs();
 
 describe("before anything is published", () => {
   test("/api/v1/latest is 200 with an empty document; /update/latest.json is 404", async () => {
@@ -144,6 +150,7 @@ describe("publish via the CLI, on the same database", () => {
       expect(out.assets.find((a: any) => a.name === name)).toMatchObject({ source: "mirror", sha256: `sha256:${sha256(files[name])}`, size: files[name].length });
     }
     expect(out.assets.find((a: any) => a.name === "Gantry-1.2.0-arm64.AppImage")).toMatchObject({ source: "unavailable", upstreamUrl: null });
+    await latestShowing("1.2.0");
   });
 
   test("bad input exits 2 and changes nothing", async () => {
@@ -296,8 +303,7 @@ describe("operator changes", () => {
     const del = await cli(dataDir, "delete", "v1.2.0");
     expect(del.code).toBe(0);
     expect(del.stdout).toContain("1.2.0 deleted");
-    const doc = await (await fetch(`${g.url}/api/v1/latest`)).json();
-    expect(doc.version).toBe("1.1.0");
+    await latestShowing("1.1.0");
     const m = await (await fetch(`${g.url}/update/latest.json`)).json();
     expect(m).toMatchObject({ version: "1.1.0", name: "web-1.1.0.zip", hash: sha256(files["web-1.1.0.zip"]), minAppVersion: "1.0.0" });
     expect((await cli(dataDir, "delete", "1.2.0")).code).toBe(1);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { authed, readSseData, startGantry, type Gantry } from "../support/harness";
+import { pollUntil } from "../support/poll";
 
 let upstream: FakeUpstream;
 let g: Gantry;
@@ -323,9 +324,8 @@ describe("streaming caller", () => {
       expect(upstream.open).toBe(1);
       controller.abort();
       await reader.cancel().catch(() => {});
-      for (let i = 0; i < 50 && (upstream.open > 0 || g.deps.limiter.inFlight(id) > 0); i++) await Bun.sleep(20);
-      expect(upstream.open).toBe(0);
-      expect(g.deps.limiter.inFlight(id)).toBe(0);
+      // The server learns of the abort asynchronously: wait until it let go of the upstream request and the lease.
+      await pollUntil(() => upstream.open === 0 && g.deps.limiter.inFlight(id) === 0, Boolean, { what: "the upstream request and lease to be released" });
     } finally {
       upstream.setScenario();
     }
@@ -534,7 +534,8 @@ describe("the upstream's framing quirks", () => {
       fetch: () => new Response(new ReadableStream({ start: (c) => c.enqueue(bytes), cancel: () => void upstreamCancelled++ })),
     });
     const s = await startGantry({ config: { upstreamUrl: `http://127.0.0.1:${lingering.port}/v1` } });
-    const within = <T>(p: Promise<T>) => Promise.race([p, Bun.sleep(1500).then(() => "still waiting" as const)]);
+    // A deadline, not a wait: a reply that does not end at the terminal event would hang until the test's timeout.
+    const within = <T>(p: Promise<T>) => Promise.race([p, Bun.sleep(5000).then(() => "still waiting" as const)]);
     try {
       const key = s.createKey();
       const chat = { model: "demo-mini", messages: [{ role: "user", content: "x" }] };
@@ -549,7 +550,8 @@ describe("the upstream's framing quirks", () => {
       const chatStreamed = await within(fetch(`${s.url}/v1/chat/completions`, authed(key, { ...chat, stream: true })).then(readSseData));
       expect((chatStreamed as any[]).at(-1)).toBe("[DONE]");
       expect((chatStreamed as any[]).some((c) => c.error)).toBe(false);
-      for (let i = 0; i < 50 && upstreamCancelled < 4; i++) await Bun.sleep(10);
+      // Each upstream body is cancelled as its reply ends; the cancel reaches this server a moment later.
+      await pollUntil(() => upstreamCancelled, (n) => n >= 4, { what: "the four upstream bodies to be cancelled" });
       expect(upstreamCancelled).toBe(4);
     } finally {
       await s.stop();
@@ -589,15 +591,13 @@ describe("usage from the terminal event settles the key's quota", () => {
           const res = await fetch(`${g.url}${c.path}`, authed(key, c.body));
           expect(res.status).toBe(200);
           await res.text();
-          await Bun.sleep(10);
+          // No wait and no flush: the usage is settled before the reply's last byte left (gateway/call.ts).
           expect(g.deps.keyCache.get(id)!.usage.tokens).toBe(42 * i);
         }
-        g.deps.ledgerWriter.flush();
         const row = g.deps.ledger.recent(1, id)[0];
         expect(row).toMatchObject({ endpoint: c.endpoint, status: 200, errorCode: null, inputTokens: 30, outputTokens: 12, reasoningTokens: 5 });
         // 84 of 100 used, 16 left: admitted once more, and that one uses the quota up.
         expect((await (await fetch(`${g.url}${c.path}`, authed(key, c.body))).text()).length).toBeGreaterThan(0);
-        await Bun.sleep(10);
         const refused = await fetch(`${g.url}${c.path}`, authed(key, c.body));
         expect(refused.status).toBe(429);
         expect(((await refused.json()) as any).error.code).toBe("quota_exceeded");

@@ -1,13 +1,14 @@
 /** HTTPS built in: self-signed certificates made here, HSTS, redirects, certificate reloads, generated URLs. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { forwardedClient } from "../../src/http/client-address";
 import { loadConfig } from "../../src/config";
 import { startGantry, type Gantry } from "../support/harness";
+import { pollUntil } from "../support/poll";
+import { tempDirs } from "../support/temp-dirs";
 
-const dir = mkdtempSync(join(tmpdir(), "gantry-tls-"));
+let dir: string;
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 
 async function makeCert(name: string): Promise<void> {
@@ -36,6 +37,7 @@ let g: Gantry;
 let redirectPort: number;
 
 beforeAll(async () => {
+  dir = tempDir("tls");
   await makeCert("cert-one");
   await makeCert("cert-two");
   copyFileSync(join(dir, "cert-one.crt"), join(dir, "live.crt"));
@@ -46,6 +48,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await g.stop();
 });
+// After the hook above: the server is stopped before its directory goes.
+const tempDir = tempDirs();
+
+/** Asks new TLS connections until one is shown the certificate `name` (a reload swaps listeners; the old one closes a moment later). */
+const untilServed = (port: number, name: string) =>
+  pollUntil(() => servedSubject(port), (subject) => subject.includes(name), { stepMs: 20, what: `the certificate ${name}` });
 
 describe("HTTPS", () => {
   test("serves over TLS with HSTS", async () => {
@@ -76,8 +84,7 @@ describe("HTTPS", () => {
     copyFileSync(join(dir, "cert-two.crt"), join(dir, "live.crt"));
     copyFileSync(join(dir, "cert-two.key"), join(dir, "live.key"));
     expect(g.running.reloadTls()).toBe(true);
-    await Bun.sleep(50);
-    expect(await servedSubject(port)).toContain("cert-two");
+    await untilServed(port, "cert-two");
     expect((await fetch(`${g.url}/healthz`, insecure)).status).toBe(200);
 
     writeFileSync(join(dir, "live.crt"), "-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n");
@@ -89,30 +96,20 @@ describe("HTTPS", () => {
 
 describe("a real server process reloads on SIGHUP", () => {
   test("renewed files take effect after SIGHUP", async () => {
-    const d = mkdtempSync(join(tmpdir(), "gantry-tls-proc-"));
+    const d = tempDir("tls-proc");
     copyFileSync(join(dir, "cert-one.crt"), join(d, "c.crt"));
     copyFileSync(join(dir, "cert-one.key"), join(d, "c.key"));
     const port = await freePort();
     const proc = Bun.spawn(["./node_modules/.bin/bun", "src/main.ts", "serve", "--port", String(port), "--data-dir", join(d, "data"),
       "--tls-cert", join(d, "c.crt"), "--tls-key", join(d, "c.key"), "--admin-token", "gat-tls-test-token-00000000"], { stdout: "ignore", stderr: "ignore" });
     try {
-      for (let i = 0; i < 100; i++) {
-        try {
-          if ((await fetch(`https://127.0.0.1:${port}/healthz`, insecure)).ok) break;
-        } catch {
-          await Bun.sleep(50);
-        }
-      }
+      const healthy = () => fetch(`https://127.0.0.1:${port}/healthz`, insecure).then((r) => r.ok, () => false);
+      await pollUntil(healthy, Boolean, { timeoutMs: 10_000, stepMs: 50, what: "the server to answer /healthz" });
       expect(await servedSubject(port)).toContain("cert-one");
       copyFileSync(join(dir, "cert-two.crt"), join(d, "c.crt"));
       copyFileSync(join(dir, "cert-two.key"), join(d, "c.key"));
       proc.kill("SIGHUP");
-      let subject = "";
-      for (let i = 0; i < 40 && !subject.includes("cert-two"); i++) {
-        await Bun.sleep(50);
-        subject = await servedSubject(port);
-      }
-      expect(subject).toContain("cert-two");
+      await untilServed(port, "cert-two");
     } finally {
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);

@@ -146,7 +146,7 @@ function raw(request: Uint8Array | string, timeoutMs = 3000): Promise<Reply> {
       socket.destroy();
       resolve(parseRaw(Buffer.concat(chunks)));
     };
-    const timer = setTimeout(finish, timeoutMs);
+    const timer = setTimeout(finish, timeoutMs); // a deadline, not a wait: a server that neither answers nor closes
     socket.on("connect", () => socket.write(typeof request === "string" ? Buffer.from(request, "latin1") : request));
     socket.on("data", (d: Buffer) => {
       chunks.push(d);

@@ -5,6 +5,7 @@
 import type { Subprocess } from "bun";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pollUntil } from "../support/poll";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 export const BUN = process.execPath;
@@ -77,24 +78,26 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
     return proc.signalCode ? null : code;
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
   let ended = false;
   exited.then(() => (ended = true));
-  for (;;) {
-    if (ended) throw new Error(`gantry serve exited early:\n${chunks.join("")}`);
+  const health = async (): Promise<"healthy" | "exited" | "not yet"> => {
+    if (ended) return "exited";
     try {
       const res = await fetch(`${url}/healthz`);
       await res.arrayBuffer();
-      if (res.status === 200) break;
+      return res.status === 200 ? "healthy" : "not yet";
     } catch {
-      // not listening yet
+      return "not yet"; // not listening yet
     }
-    if (Date.now() > deadline) {
-      proc.kill("SIGKILL");
-      throw new Error(`gantry serve did not become healthy:\n${chunks.join("")}`);
-    }
-    await Bun.sleep(25);
+  };
+  let state: "healthy" | "exited" | "not yet";
+  try {
+    state = (await pollUntil(health, (s) => s !== "not yet", { timeoutMs: 15_000, stepMs: 25 })).value;
+  } catch {
+    proc.kill("SIGKILL");
+    throw new Error(`gantry serve did not become healthy:\n${chunks.join("")}`);
   }
+  if (state === "exited") throw new Error(`gantry serve exited early:\n${chunks.join("")}`);
   const pid = proc.pid;
   return {
     url,
@@ -135,14 +138,4 @@ export async function pool<T>(count: number, limit: number, task: (i: number) =>
   };
   await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
   return results;
-}
-
-/** Polls `check` until it returns true or `ms` passed; returns its last answer. */
-export async function waitFor(check: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await Bun.sleep(stepMs);
-  }
 }

@@ -10,7 +10,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
-import { gantryCommand, startServe, waitFor, type ServeProcess } from "./serve-process";
+import { pollUntil } from "../support/poll";
+import { gantryCommand, startServe, type ServeProcess } from "./serve-process";
 
 let upstream: FakeUpstream;
 const dirs: string[] = [];
@@ -121,11 +122,12 @@ test("a stream in flight when SIGTERM arrives finishes normally; new connections
       () => ({ id: `shutdown-client-${i}`, acked: false }),
     ),
   );
+  // A fixed moment on purpose: the signal must land while these heartbeats are in flight, not after them.
   await Bun.sleep(2);
   const signalledAt = performance.now();
   server!.kill("SIGTERM");
   // The listener closes at once: a new connection is refused while the stream is still running.
-  expect(await waitFor(async () => (await tryConnect(server!.port)) === "refused", 1000)).toBe(true);
+  await pollUntil(() => tryConnect(server!.port), (r) => r === "refused", { stepMs: 20, what: "new connections to be refused" });
   expect(upstream.open).toBe(1);
 
   const { text, broken } = await drain(reader, first);
@@ -176,7 +178,7 @@ test("calls longer than the grace period are cut at the grace period and recorde
       () => "cut" as const,
     ),
   );
-  expect(await waitFor(() => upstream.open === streams.length + waiting.length, 2000)).toBe(true);
+  await pollUntil(() => upstream.open, (n) => n === streams.length + waiting.length, { what: "every call to reach the upstream" });
 
   const signalledAt = performance.now();
   server!.kill("SIGTERM");
@@ -192,7 +194,7 @@ test("calls longer than the grace period are cut at the grace period and recorde
   }
   expect(waited.filter((s) => s === 200)).toEqual([]);
   // The upstream requests went away with them.
-  expect(await waitFor(() => upstream.open === 0, 2000)).toBe(true);
+  await pollUntil(() => upstream.open, (n) => n === 0, { what: "the upstream requests to go" });
   // Every cut call is on record, as not completed: the ledger writer closed only after the cut calls settled.
   const rows = [...streams, ...waiting].map(({ id }) => ({ id, row: ledgerRow(dataDir, id) }));
   expect(rows.filter(({ row }) => row === null || row.status === 200)).toEqual([]);

@@ -25,8 +25,9 @@ test("a closed stdout costs the log lines, nothing else", async () => {
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 20; i++) {
       expect((await fetch(`${url}/api/v1/latest`)).status).toBe(200);
-      await Bun.sleep(5); // lets log flushes (every 25 ms) hit the closed pipe between requests
+      await Bun.sleep(5); // a fixed time on purpose: lets log flushes (every 25 ms) hit the closed pipe between requests
     }
+    // A fixed time on purpose: several flush timers (every 25 ms) fire on the closed pipe with nothing else going on.
     await Bun.sleep(100);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect(proc.exitCode).toBeNull();

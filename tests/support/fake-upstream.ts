@@ -91,6 +91,8 @@ export interface FakeUpstream {
   readonly maxOpen: number;
   /** Streams that ended because the client went away. */
   readonly aborted: number;
+  /** Pieces of stream bodies handed to callers so far, all streams together (one event each, or one trickle chunk). */
+  readonly written: number;
   /** No argument restores the default echo reply. */
   setScenario(s?: Scenario | ((body: any) => Scenario)): void;
   setModels(ids: string[]): void;
@@ -255,6 +257,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   let open = 0;
   let maxOpen = 0;
   let aborted = 0;
+  let written = 0;
   // Everything still waiting on the client; closing the server must release these too.
   const pending = new Set<() => void>();
 
@@ -310,6 +313,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
           if (step.delayMs > 0) await waitForStop(stop.signal, step.delayMs);
           if (stop.signal.aborted) return;
           controller.enqueue(step.bytes);
+          written++;
           return;
         }
         if (step.op === "hang") {
@@ -409,6 +413,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     },
     get aborted() {
       return aborted;
+    },
+    get written() {
+      return written;
     },
     setScenario(s) {
       scenario = s;

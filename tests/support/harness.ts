@@ -101,17 +101,3 @@ export function authed(key: string, body?: unknown, extra: Record<string, string
     body: body === undefined ? undefined : JSON.stringify(body),
   };
 }
-
-/**
- * Asks `probe` every few milliseconds until `done` accepts its answer or `timeoutMs` has passed; returns the
- * last answer and how long after the call it came (for "visible within N ms" checks).
- */
-export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 1000): Promise<{ value: T; elapsedMs: number }> {
-  const start = performance.now();
-  let value = await probe();
-  while (!done(value) && performance.now() - start < timeoutMs) {
-    await Bun.sleep(5);
-    value = await probe();
-  }
-  return { value, elapsedMs: performance.now() - start };
-}

@@ -1,13 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, describeConfig, loadConfig, redact } from "../../src/config";
 import { displayPrefix, hashesEqual, newApiKeySecret, sha256Hex } from "../../src/secrets";
+import { tempDirs } from "../support/temp-dirs";
+
+const tempDir = tempDirs();
 
 describe("settings", () => {
   test("flag > environment > gantry.toml > default", () => {
-    const dir = mkdtempSync(join(tmpdir(), "gantry-cfg-"));
+    const dir = tempDir("cfg");
     writeFileSync(join(dir, "gantry.toml"), 'port = 9001\nlog_level = "warn"\nhost = "0.0.0.0"\n');
     const c = loadConfig({ "data-dir": dir, port: "9003" }, { GANTRY_PORT: "9002", GANTRY_LOG_LEVEL: "debug" });
     expect(c.port).toBe(9003);
@@ -34,7 +36,7 @@ describe("settings", () => {
   });
 
   test("unknown keys in gantry.toml are refused", () => {
-    const dir = mkdtempSync(join(tmpdir(), "gantry-cfg-"));
+    const dir = tempDir("cfg");
     writeFileSync(join(dir, "gantry.toml"), "prot = 1\n");
     expect(() => loadConfig({ "data-dir": dir }, {})).toThrow(/unknown setting "prot"/);
   });
