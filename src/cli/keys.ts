@@ -1,7 +1,6 @@
 /** `gantry keys ...`: create, list, show, update, disable, enable, delete, usage — the same rules as /admin/api/keys. */
-import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../errors";
-import { KeyInput, keyFieldsFrom, keyView } from "../admin/key-input";
+import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "../admin/key-input";
 import { DAY_MS, DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, keyUsageReport, usageDays, usageSince } from "../admin/key-usage";
 import type { ApiKey } from "../store/keys";
 import type { Command, Group } from "./command";
@@ -47,12 +46,11 @@ function list(v: string | undefined): string[] | undefined {
   return v === undefined ? undefined : v.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
-function date(v: string | undefined, flag: string): string | null | undefined {
+/** The text goes on as given: the shared rules (a zone is required) check it and name the flag. */
+function date(v: string | undefined): string | null | undefined {
   if (v === undefined) return undefined;
   if (/^(none|never|null)$/i.test(v.trim())) return null;
-  const ms = Date.parse(v);
-  if (Number.isNaN(ms)) throw new UsageError(`--${flag} must be an ISO 8601 date-time, got "${v}"`);
-  return new Date(ms).toISOString();
+  return v.trim();
 }
 
 /** Flags -> the shared KeyInput, validated by the same schema the admin API uses. */
@@ -68,16 +66,12 @@ export function keyInputFromFlags(values: Values): KeyInput {
     allowModels: list(values["allow-models"] as string),
     denyModels: list(values["deny-models"] as string),
     allModels: values["all-models"] || undefined,
-    expiresAt: date(values["expires-at"] as string, "expires-at"),
-    notBefore: date(values["not-before"] as string, "not-before"),
+    expiresAt: date(values["expires-at"] as string),
+    notBefore: date(values["not-before"] as string),
     resetUsage: values["reset-usage"] || undefined,
   };
   for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
-  if (!Value.Check(KeyInput, input)) {
-    const e = [...Value.Errors(KeyInput, input)][0];
-    throw new UsageError(`invalid ${e.path.slice(1) || "input"}: ${e.message}`);
-  }
-  return input as KeyInput;
+  return checkKeyInput(input, "cli");
 }
 
 /** An ISO time without milliseconds (and without zero seconds): 2026-03-01T00:00Z. */
@@ -191,7 +185,7 @@ export const keysGroup: Group = {
         if (!input.name) throw new UsageError("needs --name NAME");
         return withStore(values, (deps) => {
           if (deps.keys.get(input.name!)) throw new AppError("conflict", `a key named '${input.name}' exists already`);
-          const { key, secret } = deps.keys.create({ ...keyFieldsFrom(input), name: input.name! });
+          const { key, secret } = deps.keys.create({ ...keyFieldsFrom(input, null, "cli"), name: input.name! });
           const v = keyView(key, deps.keys.usage(key.id), deps.now());
           if (values.json) printJson({ ...v, key: secret });
           else process.stdout.write(`${describe(v)}\n\nSecret (shown once, store it now):\n  ${secret}\n`);
@@ -248,7 +242,7 @@ export const keysGroup: Group = {
           const key = target(deps, positionals);
           const other = input.name ? deps.keys.get(input.name) : null;
           if (other && other.id !== key.id) throw new AppError("conflict", `a key named '${input.name}' exists already`);
-          deps.keys.update(key.id, keyFieldsFrom(input));
+          deps.keys.update(key.id, keyFieldsFrom(input, key, "cli"));
           if (input.resetUsage) deps.keys.resetUsage(key.id);
           show(deps, key.id, values.json);
         });

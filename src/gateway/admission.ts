@@ -54,7 +54,8 @@ export function formatDuration(ms: number): string {
 }
 
 export function rateLimitHeaders(budget: RequestBudget | null): Record<string, string> {
-  if (!budget) return {};
+  // No header rather than a wrong one: a client must never read NaN or Infinity here.
+  if (!budget || ![budget.limit, budget.remaining, budget.resetMs].every(Number.isFinite)) return {};
   return {
     "x-ratelimit-limit-requests": String(budget.limit),
     "x-ratelimit-remaining-requests": String(budget.remaining),
@@ -129,10 +130,12 @@ export function admit(deps: AdmissionDeps, cached: CachedKey, req: AdmissionRequ
   );
   const headers = rateLimitHeaders(result.budget);
   if (!result.ok) {
-    const retryAfter = result.code === "quota_exceeded" ? 3600 : Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+    const wait = Math.ceil(result.retryAfterMs / 1000);
+    const finite = Number.isFinite(wait);
+    const retryAfter = result.code === "quota_exceeded" || !finite ? 3600 : Math.max(1, wait);
     const errHeaders: Record<string, string> = { ...headers, "retry-after": String(retryAfter) };
     // SDKs retry 429s on their own; a wait they cannot usefully make is better not retried at all.
-    if (result.code === "quota_exceeded" || retryAfter > 60) errHeaders["x-should-retry"] = "false";
+    if (result.code === "quota_exceeded" || !result.retryable || !finite || retryAfter > 60) errHeaders["x-should-retry"] = "false";
     throw new AppError(result.code, LIMIT_MESSAGES[result.code], { headers: errHeaders });
   }
 

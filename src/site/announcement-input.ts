@@ -9,6 +9,7 @@ import { AppError } from "../errors.ts";
 import { normalizeLocale } from "./announcements.ts";
 import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "./types.ts";
 import { compareParsed, normalizeVersion, parseVersion } from "./versions.ts";
+import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../time-input.ts";
 
 /** Bounds of every stored text (characters). */
 export const ANNOUNCEMENT_LIMITS = {
@@ -45,11 +46,12 @@ export const AnnouncementInput = t.Object(
     /** "" = any app. */
     app: t.Optional(Text(L.app)),
     ctaText: t.Optional(Text(L.ctaText)),
+    /** "" = no button link; else https://…, http://… or an app link (myapp://…); see checkCtaUrl. */
     ctaUrl: t.Optional(Text(L.ctaUrl)),
     /** "" = no bound. */
     minVersion: t.Optional(Text(L.version)),
     maxVersion: t.Optional(Text(L.version)),
-    /** ISO 8601 with a time zone (or a bare date, read as UTC midnight); "" = none. */
+    /** ISO 8601 date-time with a time zone (Z or ±hh:mm); a bare date or a zone-less time is refused. "" = none. */
     startAt: t.Optional(Text(L.time)),
     expiresAt: t.Optional(Text(L.time)),
     /** Visible ASCII, no spaces; "" = not dismissible (then expiresAt is required). */
@@ -96,17 +98,18 @@ function bad(param: string, message: string): AppError {
   return new AppError("invalid_request", message, { param });
 }
 
-const ISO_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
-
 /**
- * A time with no zone (`2025-06-01T08:00`) would be read in the server's local zone, so it is refused;
- * a bare date is UTC midnight. Output is the canonical `toISOString()` form, or "" for none.
+ * A time needs a zone, as the CLI's help says: `2025-06-01T08:00` would be read in the server's local zone and a
+ * bare date is midnight in no stated zone, so both are refused (see time-input.ts). Output is the canonical
+ * `toISOString()` form, or "" for none.
  */
 export function canonicalTime(value: string, param: string): string {
   const v = value.trim();
   if (v === "") return "";
-  const ms = ISO_RE.test(v) ? Date.parse(v) : Number.NaN;
-  if (Number.isNaN(ms)) throw bad(param, `'${param}' must be an ISO 8601 date-time with a time zone (e.g. 2025-06-01T08:00:00Z), got '${v.slice(0, 40)}'.`);
+  const ms = parseZonedTime(v);
+  if (ms === null) {
+    throw bad(param, `'${param}' must be an ISO 8601 date-time with a time zone (e.g. ${ZONED_TIME_EXAMPLE}), got '${v.slice(0, 40)}'.`);
+  }
   return new Date(ms).toISOString();
 }
 
@@ -117,19 +120,38 @@ function canonicalVersion(value: string, param: string): string {
   return normalizeVersion(v);
 }
 
-const UNSAFE_SCHEMES = new Set(["javascript:", "data:", "vbscript:", "file:"]);
+/**
+ * Schemes a link may never use, whatever the operator means: they run script or show local or inline content
+ * in the page or app that renders the button.
+ */
+const FORBIDDEN_SCHEMES = new Set(["javascript", "vbscript", "data", "file", "blob", "about", "filesystem", "view-source"]);
+const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 
-/** "" or an absolute URL; deep links (`myapp://...`) are fine, script-running schemes are not (the home page renders links). */
-function checkCtaUrl(value: string): string {
+/**
+ * "" or an absolute URL: `http(s)://host…`, or an app link (`myapp://settings`, `ms-settings:windowsupdate`),
+ * since a desktop app's update notice often opens a page of the app itself. The scheme is read from the text as
+ * typed (no URL-parser normalisation that a renderer might undo), and no spaces or control characters are
+ * allowed anywhere (`java\tscript:` is still javascript to a browser).
+ */
+export function checkCtaUrl(value: string): string {
   const v = value.trim();
   if (v === "") return "";
+  const expected = "'ctaUrl' must be an absolute URL: https://… (or http://…), or an app link such as myapp://settings.";
+  if (/[\s\x00-\x1f\x7f]/.test(v)) throw bad("ctaUrl", `${expected} It may not contain spaces or control characters.`);
+  const scheme = SCHEME.exec(v)?.[1]?.toLowerCase();
+  if (!scheme) throw bad("ctaUrl", expected);
+  if (FORBIDDEN_SCHEMES.has(scheme)) throw bad("ctaUrl", `'ctaUrl' may not use the ${scheme}: scheme.`);
   let url: URL;
   try {
     url = new URL(v);
   } catch {
-    throw bad("ctaUrl", "'ctaUrl' must be an absolute URL (https://... or an app link).");
+    throw bad("ctaUrl", expected);
   }
-  if (UNSAFE_SCHEMES.has(url.protocol)) throw bad("ctaUrl", `'ctaUrl' may not use the ${url.protocol} scheme.`);
+  if (scheme === "http" || scheme === "https") {
+    if (!/^https?:\/\/[^/?#]/i.test(v) || url.hostname === "") throw bad("ctaUrl", `${expected} An http(s) link needs a host (https://example.com/…).`);
+  } else if (v.length === scheme.length + 1) {
+    throw bad("ctaUrl", `${expected} '${scheme}:' alone opens nothing.`);
+  }
   return v;
 }
 

@@ -77,11 +77,16 @@ describe("every error code of the spec", () => {
     expect([e.status, e.code]).toEqual([429, "rate_limit_rpd"]);
     expect(e.headers.get("retry-after")).not.toBeNull();
   });
-  test("concurrent_limit 429", async () => {
-    const key = g.createKey({ concurrency: 0 });
+  test("concurrent_limit 429, worth a retry in a second", async () => {
+    upstream.setScenario({ kind: "slow", delayMs: 30, text: "one two three four", deltas: 4 });
+    const key = g.createKey({ concurrency: 1 });
+    const holding = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
     const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+    await holding.text();
+    upstream.setScenario();
     expect([e.status, e.code]).toEqual([429, "concurrent_limit"]);
     expect(e.headers.get("retry-after")).toBe("1");
+    expect(e.headers.get("x-should-retry")).toBeNull();
   });
   test("max_tokens_exceeded 400 for every spelling", async () => {
     const key = g.createKey({ maxTokens: 100 });
@@ -94,6 +99,21 @@ describe("every error code of the spec", () => {
     }
     expect((await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, max_output_tokens: 100 }))).status).toBe(200);
   });
+});
+
+describe("a limit of 0 left in the database blocks the key with valid headers", () => {
+  for (const fields of [{ rpm: 0 }, { rpd: 0 }, { concurrency: 0 }, { quotaTokens: 0 }, { rpm: 5, concurrency: 0 }]) {
+    test(JSON.stringify(fields), async () => {
+      const key = g.createKey(fields);
+      const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
+      expect(e.status).toBe(429);
+      for (const [name, value] of e.headers) expect(`${name}: ${value}`).not.toMatch(/NaN|Infinity|undefined/);
+      expect(e.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
+      expect(e.headers.get("x-should-retry")).toBe("false");
+      const reset = e.headers.get("x-ratelimit-reset-requests");
+      if (reset !== null) expect(reset).toMatch(/^\d+(\.\d+)?(ms|s)$|^(\d+h)?\d+m[\d.]+s$/);
+    });
+  }
 });
 
 describe("order of the checks", () => {

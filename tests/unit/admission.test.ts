@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { admit, authenticate, bearerToken, formatDuration } from "../../src/gateway/admission";
+import { admit, authenticate, bearerToken, formatDuration, rateLimitHeaders } from "../../src/gateway/admission";
 import { KeyCache } from "../../src/gateway/key-cache";
 import { InProcessLimiter } from "../../src/gateway/limits/limiter";
 import { openDatabase } from "../../src/store/db";
@@ -79,6 +79,49 @@ describe("admission decision table", () => {
     expect(deps.limiter.inFlight(lease.key.key.id)).toBe(0);
     const again = admit(deps, authenticate(deps, `bearer  ${secret}`), { model: "m", maxTokens: null, bodyBytes: 0 });
     expect(() => admit(deps, again.key, { model: "m", maxTokens: null, bodyBytes: 0 })).toThrow(AppError);
+  });
+});
+
+describe("a stored limit of 0 answers with valid headers and no retry", () => {
+  const errorOf = (fields: KeyFields, model: string | null = "m"): AppError => {
+    const { deps, secret } = setup(fields);
+    try {
+      admit(deps, authenticate(deps, `Bearer ${secret}`), { model, maxTokens: null, bodyBytes: 100 });
+    } catch (err) {
+      return err as AppError;
+    }
+    throw new Error("expected a refusal");
+  };
+  const cases: Array<[string, KeyFields, string, string | null]> = [
+    ["rpm 0", { rpm: 0 }, "rate_limit_rpm", "1m0s"],
+    ["rpd 0", { rpd: 0 }, "rate_limit_rpd", "24h0m0s"],
+    ["concurrency 0", { concurrency: 0 }, "concurrent_limit", null],
+    ["concurrency 0 under an rpm budget", { concurrency: 0, rpm: 10 }, "concurrent_limit", "0ms"],
+    ["quota 0", { quotaTokens: 0 }, "quota_exceeded", null],
+    ["balance 0", { balance: 0 }, "quota_exceeded", null],
+  ];
+  for (const [name, fields, code, reset] of cases) {
+    test(name, () => {
+      const e = errorOf(fields);
+      expect([e.status, e.code]).toEqual([429, code]);
+      for (const [header, value] of Object.entries(e.headers)) expect(`${header}: ${value}`).not.toMatch(/NaN|Infinity|undefined/);
+      expect(e.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
+      expect(e.headers["x-should-retry"]).toBe("false");
+      expect<string | null>(e.headers["x-ratelimit-reset-requests"] ?? null).toBe(reset);
+    });
+  }
+  test("the model list of a key with rpm 0 is refused the same way", () => {
+    const e = errorOf({ rpm: 0 }, null);
+    expect([e.code, e.headers["x-should-retry"], e.headers["x-ratelimit-reset-requests"]]).toEqual(["rate_limit_rpm", "false", "1m0s"]);
+  });
+  test("a budget that is not finite gives no rate-limit headers rather than wrong ones", () => {
+    expect(rateLimitHeaders({ limit: 0, remaining: 0, resetMs: Number.NaN })).toEqual({});
+    expect(rateLimitHeaders({ limit: 0, remaining: 0, resetMs: Number.POSITIVE_INFINITY })).toEqual({});
+    expect(rateLimitHeaders({ limit: 5, remaining: 4, resetMs: 12_000 })).toEqual({
+      "x-ratelimit-limit-requests": "5",
+      "x-ratelimit-remaining-requests": "4",
+      "x-ratelimit-reset-requests": "12s",
+    });
   });
 });
 

@@ -64,7 +64,7 @@ describe("resolveAnnouncement: create", () => {
         minVersion: "v1.2",
         maxVersion: "1.10.0",
         startAt: "2025-06-01T08:00:00+08:00",
-        expiresAt: "2025-07-01",
+        expiresAt: "2025-07-01T00:00:00Z",
         dismissKey: "k-1",
         testOnly: true,
         locales: { zh_CN: { title: " 标题 ", body: "正文" }, fr: { title: "" } },
@@ -93,6 +93,8 @@ describe("resolveAnnouncement: create", () => {
     ["bad max version", { title: "t", body: "b", maxVersion: "2.x" }, "maxVersion"],
     ["min above max", { title: "t", body: "b", minVersion: "1.10", maxVersion: "1.9" }, "minVersion"],
     ["time without zone", { title: "t", body: "b", startAt: "2025-06-01T08:00:00" }, "startAt"],
+    ["bare date", { title: "t", body: "b", expiresAt: "2026-01-01" }, "expiresAt"],
+    ["a day not on the calendar", { title: "t", body: "b", expiresAt: "2026-02-30T00:00:00Z" }, "expiresAt"],
     ["not a time", { title: "t", body: "b", expiresAt: "tomorrow" }, "expiresAt"],
     ["impossible date", { title: "t", body: "b", expiresAt: "2025-13-45T00:00:00Z" }, "expiresAt"],
     ["expiry before start", { title: "t", body: "b", startAt: "2025-06-02T00:00:00Z", expiresAt: "2025-06-01T00:00:00Z" }, "expiresAt"],
@@ -101,6 +103,18 @@ describe("resolveAnnouncement: create", () => {
     ["relative cta url", { title: "t", body: "b", ctaUrl: "/download" }, "ctaUrl"],
     ["javascript cta url", { title: "t", body: "b", ctaUrl: "javascript:alert(1)" }, "ctaUrl"],
     ["data cta url", { title: "t", body: "b", ctaUrl: "data:text/html,hi" }, "ctaUrl"],
+    ["JavaScript in capitals", { title: "t", body: "b", ctaUrl: "JavaScript:alert(1)" }, "ctaUrl"],
+    ["a tab inside the scheme", { title: "t", body: "b", ctaUrl: "java\tscript:alert(1)" }, "ctaUrl"],
+    ["vbscript cta url", { title: "t", body: "b", ctaUrl: "vbscript:msgbox" }, "ctaUrl"],
+    ["file cta url", { title: "t", body: "b", ctaUrl: "file:///etc/passwd" }, "ctaUrl"],
+    ["blob cta url", { title: "t", body: "b", ctaUrl: "blob:https://e.com/1" }, "ctaUrl"],
+    ["about cta url", { title: "t", body: "b", ctaUrl: "about:blank" }, "ctaUrl"],
+    ["no scheme", { title: "t", body: "b", ctaUrl: "example.com/download" }, "ctaUrl"],
+    ["protocol-relative", { title: "t", body: "b", ctaUrl: "//example.com/download" }, "ctaUrl"],
+    ["https without a host", { title: "t", body: "b", ctaUrl: "https:example.com" }, "ctaUrl"],
+    ["https with nothing after", { title: "t", body: "b", ctaUrl: "https://" }, "ctaUrl"],
+    ["a space inside", { title: "t", body: "b", ctaUrl: "https://e.com/a b" }, "ctaUrl"],
+    ["a scheme alone", { title: "t", body: "b", ctaUrl: "myapp:" }, "ctaUrl"],
     ["bad locale tag", { title: "t", body: "b", locales: { "english please": { title: "x" } } }, "locales.english please"],
     ["overlong locale tag", { title: "t", body: "b", locales: { ["a-" + "b".repeat(40)]: { title: "x" } } }, "locales.a-" + "b".repeat(40)],
     ["one tag twice", { title: "t", body: "b", locales: { zh_CN: { title: "x" }, "zh-cn": { title: "y" } } }, "locales.zh-cn"],
@@ -114,6 +128,18 @@ describe("resolveAnnouncement: create", () => {
       expect(e.param).toBe(param);
     });
   }
+  test("CTA links: http(s) and app links are kept as typed", () => {
+    for (const url of ["https://example.com/download?x=1#y", "http://intranet.local/update", "myapp://settings/update", "ms-settings:windowsupdate", "mailto:support@example.com"]) {
+      expect(resolveAnnouncement({ title: "t", body: "b", ctaUrl: ` ${url} ` }, null, ctx).ctaUrl).toBe(url);
+    }
+  });
+  test("a refused CTA link says what is accepted", () => {
+    expect(fails(() => resolveAnnouncement({ title: "t", body: "b", ctaUrl: "/download" }, null, ctx)).message).toMatch(/https:\/\/.*app link such as myapp:\/\/settings/);
+    expect(fails(() => resolveAnnouncement({ title: "t", body: "b", ctaUrl: "javascript:alert(1)" }, null, ctx)).message).toContain("may not use the javascript: scheme");
+  });
+  test("a zone-less time says a zone is needed", () => {
+    expect(fails(() => resolveAnnouncement({ title: "t", body: "b", startAt: "2026-01-01" }, null, ctx)).message).toMatch(/'startAt' must be an ISO 8601 date-time with a time zone .* got '2026-01-01'/);
+  });
   test("not dismissible is fine when it expires", () => {
     const f = resolveAnnouncement({ title: "t", body: "b", dismissKey: "", expiresAt: "2025-06-16T00:00:00Z" }, null, ctx);
     expect(f.dismissKey).toBe("");
@@ -171,10 +197,15 @@ describe("announcementStatus", () => {
 
 describe("canonicalTime", () => {
   test("forms", () => {
-    expect(canonicalTime("2025-06-01", "x")).toBe("2025-06-01T00:00:00.000Z");
     expect(canonicalTime("2025-06-01T08:00+08:00", "x")).toBe("2025-06-01T00:00:00.000Z");
+    expect(canonicalTime("2025-06-01T08:00:00-0130", "x")).toBe("2025-06-01T09:30:00.000Z");
     expect(canonicalTime("2025-06-01T08:00:00.5z", "x")).toBe("2025-06-01T08:00:00.500Z");
     expect(canonicalTime("  ", "x")).toBe("");
+  });
+  test("no zone, no time or no real day: refused", () => {
+    for (const v of ["2025-06-01", "2025-06-01T08:00", "2025-06-01T08:00:00", "2025-06-01 08:00:00Z", "2025-06-31T00:00:00Z", "2025-06-01T08:00:00+25:00"]) {
+      expect(fails(() => canonicalTime(v, "startAt")).param).toBe("startAt");
+    }
   });
 });
 

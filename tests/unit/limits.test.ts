@@ -3,7 +3,7 @@ import { canTake, createBucket, msUntilFull, msUntilToken, resize, take } from "
 import { acquire, canAcquire, createSemaphore, release } from "../../src/gateway/limits/semaphore";
 import { costOf, quotaExhausted } from "../../src/gateway/limits/quota";
 import { compileModelPermission } from "../../src/gateway/limits/model-match";
-import { InProcessLimiter, MINUTE_MS } from "../../src/gateway/limits/limiter";
+import { DAY_MS, InProcessLimiter, MINUTE_MS } from "../../src/gateway/limits/limiter";
 
 describe("token bucket", () => {
   test("starts full, empties, refills evenly over the window", () => {
@@ -131,5 +131,59 @@ describe("in-process limiter: a refusal consumes nothing", () => {
     l.release("k", r, false);
     expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
     expect(l.inFlight("k")).toBe(3);
+  });
+});
+
+describe("a stored limit of 0 (refused at input; an older database may hold one)", () => {
+  const none = { rpm: null, rpd: null, concurrency: null, quotaTokens: null, balance: null };
+  const used = { tokens: 0, spent: 0 };
+  const r = { tokens: 10, cost: 0 };
+  const opts = { concurrency: true, quota: true };
+  const finite = (n: number) => expect(Number.isFinite(n)).toBe(true);
+
+  test("an empty bucket reports one window, never NaN or Infinity", () => {
+    const b = createBucket(0, MINUTE_MS, 0);
+    expect(canTake(b, 1000)).toBe(false);
+    expect(msUntilToken(b, 1000)).toBe(MINUTE_MS);
+    expect(msUntilFull(b, 1000)).toBe(MINUTE_MS);
+    const lowered = createBucket(5, MINUTE_MS, 0);
+    take(lowered, 0);
+    resize(lowered, 0, 0);
+    finite(msUntilToken(lowered, 10));
+    finite(msUntilFull(lowered, 10));
+  });
+
+  for (const [field, code, windowMs] of [
+    ["rpm", "rate_limit_rpm", MINUTE_MS],
+    ["rpd", "rate_limit_rpd", DAY_MS],
+    ["concurrency", "concurrent_limit", null],
+  ] as const) {
+    test(`${field} 0 blocks: not retryable, finite wait and budget`, () => {
+      const l = new InProcessLimiter();
+      const refused = l.admit("k", { ...none, [field]: 0 }, used, r, 5, opts);
+      expect(refused).toMatchObject({ ok: false, code, retryable: false });
+      if (refused.ok) return;
+      finite(refused.retryAfterMs);
+      expect(refused.retryAfterMs).toBeGreaterThan(60_000);
+      if (windowMs === null) expect(refused.budget).toBeNull();
+      else expect(refused.budget).toEqual({ limit: 0, remaining: 0, resetMs: windowMs });
+      expect(l.inFlight("k")).toBe(0);
+    });
+  }
+
+  test("a limit lowered to 0 blocks; raised again, it admits", () => {
+    const l = new InProcessLimiter();
+    expect(l.admit("k", { ...none, rpm: 2 }, used, r, 0, opts).ok).toBe(true);
+    l.release("k", r, false);
+    const refused = l.admit("k", { ...none, rpm: 0 }, used, r, 10, opts);
+    expect(refused).toMatchObject({ ok: false, code: "rate_limit_rpm", retryable: false });
+    if (!refused.ok) for (const n of Object.values(refused.budget!)) finite(n);
+    expect(l.admit("k", { ...none, rpm: 2 }, used, r, 20, opts).ok).toBe(true);
+  });
+
+  test("an ordinary refusal stays retryable", () => {
+    const l = new InProcessLimiter();
+    l.admit("k", { ...none, rpm: 1 }, used, r, 0, opts);
+    expect(l.admit("k", { ...none, rpm: 1 }, used, r, 0, opts)).toMatchObject({ ok: false, retryable: true });
   });
 });

@@ -9,6 +9,8 @@ import { quotaExhausted, type QuotaLimits } from "./quota";
 
 export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
+/** The Retry-After of a refusal no wait can help (a limit of 0): finite, as the header needs, and long. */
+export const BLOCKED_RETRY_MS = 3_600_000;
 
 export interface KeyLimits extends QuotaLimits {
   rpm: number | null;
@@ -31,7 +33,14 @@ export interface RequestBudget {
 
 export type AdmitResult =
   | { ok: true; slot: boolean; budget: RequestBudget | null }
-  | { ok: false; code: LimitCode; retryAfterMs: number; budget: RequestBudget | null };
+  | {
+      ok: false;
+      code: LimitCode;
+      retryAfterMs: number;
+      /** false when no wait helps: a limit of 0 blocks the key until an operator changes it. */
+      retryable: boolean;
+      budget: RequestBudget | null;
+    };
 
 export interface AdmitOptions {
   /** Listing models checks rates but holds no slot and reserves no quota. */
@@ -90,12 +99,15 @@ export class InProcessLimiter implements LimiterStore {
     else s.sem.limit = limits.concurrency;
 
     const headerBucket = s.rpm ?? s.rpd;
-    const refuse = (code: LimitCode, retryAfterMs: number): AdmitResult => ({
+    const refuse = (code: LimitCode, retryAfterMs: number, retryable = true): AdmitResult => ({
       ok: false,
       code,
       retryAfterMs,
+      retryable,
       budget: budgetOf(headerBucket, now),
     });
+    // A limit of 0 is refused at input, but an older database may hold one: it blocks, and says so.
+    const blocked = (code: LimitCode) => refuse(code, BLOCKED_RETRY_MS, false);
 
     // The spec's order: quota, RPM, RPD, concurrency. Decide everything before consuming anything.
     if (opts.quota) {
@@ -107,9 +119,12 @@ export class InProcessLimiter implements LimiterStore {
       });
       if (q) return refuse("quota_exceeded", 0);
     }
+    if (s.rpm && !(s.rpm.capacity > 0)) return blocked("rate_limit_rpm");
     if (s.rpm && !canTake(s.rpm, now)) return refuse("rate_limit_rpm", msUntilToken(s.rpm, now));
+    if (s.rpd && !(s.rpd.capacity > 0)) return blocked("rate_limit_rpd");
     if (s.rpd && !canTake(s.rpd, now)) return refuse("rate_limit_rpd", msUntilToken(s.rpd, now));
     const wantsSlot = opts.concurrency && s.sem !== null;
+    if (wantsSlot && !(s.sem!.limit > 0)) return blocked("concurrent_limit");
     if (wantsSlot && !canAcquire(s.sem!)) return refuse("concurrent_limit", 1000);
 
     if (s.rpm) take(s.rpm, now);

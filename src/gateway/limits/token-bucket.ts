@@ -31,16 +31,26 @@ export function take(b: TokenBucket, now: number): void {
   b.tokens -= 1;
 }
 
+/**
+ * A bucket of no capacity (a limit of 0, refused at input but possibly stored by an older version) never
+ * refills; its waits are reported as one window, so no caller ever divides by zero or prints NaN/Infinity.
+ */
+function empty(b: TokenBucket): boolean {
+  return !(b.capacity > 0);
+}
+
 /** Milliseconds until one whole token is available (0 if one is). */
 export function msUntilToken(b: TokenBucket, now: number): number {
   refill(b, now);
   if (b.tokens >= 1) return 0;
+  if (empty(b)) return b.windowMs;
   return Math.ceil(((1 - b.tokens) * b.windowMs) / b.capacity);
 }
 
 /** Milliseconds until the bucket is full again (what OpenAI's x-ratelimit-reset-requests reports). */
 export function msUntilFull(b: TokenBucket, now: number): number {
   refill(b, now);
+  if (empty(b)) return b.windowMs;
   return Math.ceil(((b.capacity - b.tokens) * b.windowMs) / b.capacity);
 }
 
