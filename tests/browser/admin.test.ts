@@ -144,24 +144,27 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     await page.fill('#key-form input[name="name"]', "bad-input");
     await page.fill('#key-form input[name="rpm"]', "-1");
     await page.fill('#key-form input[name="rpd"]', "2.5");
+    // 0 is refused as the API refuses it: a key is blocked by disabling it, not by a zero limit.
+    await page.fill('#key-form input[name="concurrency"]', "0");
     await page.fill('#key-form input[name="notBefore"]', "2030-01-01T00:00:00Z");
     await page.fill('#key-form input[name="expiresAt"]', "2029-01-01T00:00:00Z");
     await page.click("#key-save");
     await page.locator("#key-form .form-problems").waitFor();
     const lines = await page.locator("#key-form .form-problems li").allTextContents();
-    expect(lines.length).toBe(3);
+    expect(lines.length).toBe(4);
     expect(lines[0]).toStartWith("Requests / minute:");
     expect(lines[1]).toStartWith("Requests / day:");
-    expect(lines[2]).toStartWith("Expires at");
-    expect(await invalidFields(page, "#key-form")).toEqual(["rpm", "rpd", "expiresAt"]);
+    expect(lines[2]).toContain("1 or more");
+    expect(lines[3]).toStartWith("Expires at");
+    expect(await invalidFields(page, "#key-form")).toEqual(["rpm", "rpd", "concurrency", "expiresAt"]);
     // A visible mark too, not only the attribute: the marked field's border is the danger colour.
     const border = (sel: string) => page.locator(sel).evaluate((e) => getComputedStyle(e).borderTopColor);
-    expect(await border('#key-form input[name="rpm"]')).not.toBe(await border('#key-form input[name="concurrency"]'));
+    expect(await border('#key-form input[name="rpm"]')).not.toBe(await border('#key-form input[name="maxTokens"]'));
     expect(await page.locator('#key-form input[name="rpm"]').getAttribute("aria-describedby")).toBeTruthy();
     await screenshot(page, "keys-form-problems-desktop");
 
     // The server's objection (a taken name) marks its field by the envelope's `param`.
-    for (const f of ["rpm", "rpd", "notBefore", "expiresAt"]) await page.fill(`#key-form input[name="${f}"]`, "");
+    for (const f of ["rpm", "rpd", "concurrency", "notBefore", "expiresAt"]) await page.fill(`#key-form input[name="${f}"]`, "");
     await page.fill('#key-form input[name="name"]', "browser-key");
     await page.click("#key-save");
     await waitForText(page.locator("#key-form .form-problems"), "exists already");

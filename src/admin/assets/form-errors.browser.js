@@ -23,25 +23,27 @@ export function problemCollector(form) {
   return {
     problems,
     note,
-    /** "" -> null; else a whole number of 0 or more. */
+    /** "" -> null (no limit); else a whole number of 1 or more, as the API accepts (a key is blocked by disabling it). */
     count(param, text) {
       if (text === "" || text === undefined || text === null) return null;
-      if (!/^\d+$/.test(text)) return note(param, "“" + text + "” is not a whole number of 0 or more."), null;
+      if (!/^\d+$/.test(text) || /^0+$/.test(text)) {
+        return note(param, "“" + text + "” is not a whole number of 1 or more (leave it empty for no limit; disable the key to block it)."), null;
+      }
       const n = Number(text);
       if (!Number.isSafeInteger(n)) return note(param, "“" + text + "” is too large."), null;
       return n;
     },
-    /** "" -> null; else a number of 0 or more (decimals allowed). */
+    /** "" -> null (no limit); else a number above 0 (decimals allowed), as the API accepts. */
     amount(param, text) {
       if (text === "" || text === undefined || text === null) return null;
       const n = Number(text);
-      if (!Number.isFinite(n) || n < 0) return note(param, "“" + text + "” is not a number of 0 or more."), null;
+      if (!Number.isFinite(n) || n <= 0) return note(param, "“" + text + "” is not a number above 0 (leave it empty for no limit)."), null;
       return n;
     },
-    /** "" -> null; else an ISO 8601 date-time with a time zone (or a bare date), as the API accepts. */
+    /** "" -> null; else an ISO 8601 date-time with a time zone, as the API accepts (a bare date has no zone). */
     time(param, text) {
       if (text === "" || text === undefined || text === null) return null;
-      const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
+      const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
       if (!iso.test(text) || Number.isNaN(Date.parse(text))) {
         return note(param, "“" + text + "” is not an ISO 8601 date-time with a time zone (e.g. 2025-06-01T08:00:00Z)."), null;
       }
