@@ -1,7 +1,8 @@
 /** Backups under load, restores, upgrades (pre-migration backup, refusing a newer database), the systemd unit. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { SchemaTooNewError, openDatabase } from "../../src/store/db";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/store/migrations";
@@ -187,10 +188,18 @@ describe("running as a service", () => {
     for (const line of ["User=svc", "ExecStart=/usr/local/bin/gantry serve", "Restart=on-failure", "NoNewPrivileges=true", "ProtectSystem=strict", "ReadWritePaths=/var/lib/gx", "Environment=GANTRY_DATA_DIR=/var/lib/gx", "KillSignal=SIGTERM"]) {
       expect(unit).toContain(line);
     }
+    // Writing for real, but only inside the test's directory: a user that exists already (so, run as root, the
+    // command creates no system user) and the environment file beside the unit, not in /etc.
     const dir = freshDir();
-    const w = cli(["service", "install", "--user", "svc", "--unit-path", join(dir, "gantry.service"), "--data-dir", join(dir, "data"), "--binary", "/usr/local/bin/gantry"]);
+    const envFile = join(dir, "etc", "gantry.env");
+    const w = cli(["service", "install", "--user", userInfo().username, "--unit-path", join(dir, "gantry.service"), "--data-dir", join(dir, "data"), "--env-file", envFile, "--binary", "/usr/local/bin/gantry"]);
     expect(w.exitCode).toBe(0);
-    expect(existsSync(join(dir, "gantry.service"))).toBe(true);
+    expect(readFileSync(join(dir, "gantry.service"), "utf8")).toContain(`EnvironmentFile=-${envFile}`);
+    // As root it also makes the data dir and a commented environment file; as anyone else it only writes the unit.
+    if (process.getuid?.() === 0) {
+      expect(existsSync(join(dir, "data"))).toBe(true);
+      expect(statSync(envFile).mode & 0o777).toBe(0o600);
+    }
     expect(cli(["service", "install", "--print", "--user", "Bad User!"]).exitCode).toBe(2);
   });
 
