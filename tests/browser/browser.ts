@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { pollUntil } from "../support/poll";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -82,12 +83,10 @@ export async function chartPoints(page: Page, selector: string): Promise<number>
  * trimmed text). bun's expect does not retry like Playwright's own, and the pages update after each click.
  */
 export async function waitForText(locator: Locator, expected: string | RegExp, timeoutMs = 10_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let last: string | null = null;
-  for (;;) {
-    last = await locator.first().textContent({ timeout: Math.max(1, deadline - Date.now()) }).catch(() => null);
-    if (last !== null && (typeof expected === "string" ? last.includes(expected) : expected.test(last.trim()))) return last;
-    if (Date.now() > deadline) throw new Error(`text ${JSON.stringify(last)} never matched ${String(expected)}`);
-    await Bun.sleep(50);
-  }
+  const matches = (text: string | null) =>
+    text !== null && (typeof expected === "string" ? text.includes(expected) : expected.test(text.trim()));
+  // Each probe waits a little for the element to exist; pollUntil bounds the whole wait.
+  const read = () => locator.first().textContent({ timeout: 1000 }).catch(() => null);
+  const { value } = await pollUntil(read, matches, { timeoutMs, stepMs: 50, what: `text matching ${String(expected)}` });
+  return value!;
 }
