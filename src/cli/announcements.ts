@@ -36,7 +36,9 @@ const FIELD_OPTIONS = {
 const JSON_OPTION = { json: { type: "boolean" } } as const;
 
 const FIELDS_HELP = `Fields:
-  --title T  --body B  --cta-text T  --cta-url URL
+  --title T  --body B  --cta-text T
+  --cta-url URL                                  http(s)://host/... or an app link (myapp://settings);
+                                                 javascript:, data:, file: and the like are refused
   --type modal  --display-type modal             (defaults: modal, modal)
   --target-surface client|home|all               (default: all)
   --level info|warning|critical                  (default: info; order of display: critical first)

@@ -21,10 +21,10 @@ const LIMIT_OPTIONS = {
 } as const;
 const JSON_OPTION = { json: { type: "boolean" } } as const;
 
-const LIMITS_HELP = `Limits (a limit not given is unlimited):
+const LIMITS_HELP = `Limits (a limit not given is unlimited; each is 1 or more: to block a key, disable it):
   --rpm N  --rpd N  --concurrency N  --quota-tokens N  --balance AMOUNT  --max-tokens N
-  --allow-models a,b | --deny-models a,b | --all-models    exact ids and * globs
-  --expires-at ISO8601  --not-before ISO8601`;
+  --allow-models a,b | --deny-models a,b | --all-models    exact ids and * globs (a list is never empty)
+  --not-before ISO8601  --expires-at ISO8601               with a zone (2026-01-31T00:00Z, +08:00); not-before first`;
 
 const UPDATE_HELP = `${LIMITS_HELP}
   "none" clears a limit (unlimited) or a date; --name NAME renames the key;
