@@ -7,6 +7,7 @@ import {
   AnnouncementInput,
   announcementAdminView,
   checkInput,
+  resolveAnnouncement,
   type AnnouncementAdminView,
 } from "../site/announcement-input";
 import type { LocaleText } from "../site/types";
@@ -164,7 +165,10 @@ export const announcementsGroup: Group = {
       settings: STORE,
       run: ({ values }) => {
         if (values.title === undefined || values.body === undefined) throw new UsageError("needs --title T and --body B");
-        return withStore(values, (deps) => show(deps, deps.engagement.announcements.create(announcementInputFromFlags(values, null, deps.now())), values.json), true);
+        // Every rule checked before the store is opened (resolving is pure): refused input never creates a database.
+        const input = announcementInputFromFlags(values, null, Date.now());
+        resolveAnnouncement(input, null, { now: Date.now(), newDismissKey: () => "unused" });
+        return withStore(values, (deps) => show(deps, deps.engagement.announcements.create(input), values.json), true);
       },
     },
     {

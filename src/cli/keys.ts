@@ -183,9 +183,11 @@ export const keysGroup: Group = {
       run: ({ values }) => {
         const input = keyInputFromFlags(values as Values);
         if (!input.name) throw new UsageError("needs --name NAME");
+        // Every check of the input before the store is opened: refused input never creates a database.
+        const fields = keyFieldsFrom(input, null, "cli");
         return withStore(values, (deps) => {
           if (deps.keys.get(input.name!)) throw new AppError("conflict", `a key named '${input.name}' exists already`);
-          const { key, secret } = deps.keys.create({ ...keyFieldsFrom(input, null, "cli"), name: input.name! });
+          const { key, secret } = deps.keys.create({ ...fields, name: input.name! });
           const v = keyView(key, deps.keys.usage(key.id), deps.now());
           if (values.json) printJson({ ...v, key: secret });
           else process.stdout.write(`${describe(v)}\n\nSecret (shown once, store it now):\n  ${secret}\n`);

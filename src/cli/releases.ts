@@ -1,6 +1,6 @@
 /** `gantry releases ...`: publish, sync, list, delete (plus update, classify) — the same rules as /admin/api/releases. */
 import { AppError } from "../errors";
-import { parsePublishArgument } from "../site/release-catalog";
+import { checkVersion, parsePublishArgument } from "../site/release-catalog";
 import { assetView, releaseView, sortNewestFirst } from "../site/release-view";
 import { formatBytes, terminalProgress } from "../site/sync-progress";
 import type { SyncReport } from "../site/sync-service";
@@ -99,6 +99,8 @@ export const releasesGroup: Group = {
         const [version, ...files] = positionals;
         if (!version || files.length === 0) throw new UsageError("needs VERSION and at least one FILE");
         const sources = asUsage(() => files.map(parsePublishArgument));
+        // Checked before the store is opened: refused input never creates a database.
+        asUsage(() => checkVersion(version));
         return withStore(values, async (deps) => {
           const release = await deps.releases.catalog.publish(version, sources, meta(values as Values)).catch((err) => {
             if (err instanceof AppError && err.status === 400) throw new UsageError(err.message);

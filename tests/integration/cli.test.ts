@@ -136,6 +136,20 @@ describe("a data dir without a database", () => {
     });
   }
 
+  test("refused input to a command that adds content creates nothing", () => {
+    const r = gantry("keys", "create", "--name", "k", "--not-before", "2027-01-01T00:00Z", "--expires-at", "2026-01-01T00:00Z", "--data-dir", nowhere);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("must be earlier than --expires-at");
+    expect(existsSync(nowhere)).toBe(false);
+    const a = gantry("announcements", "create", "--title", "t", "--body", "b", "--cta-url", "javascript:alert(1)", "--data-dir", nowhere);
+    expect(a.code).toBe(2);
+    expect(a.stderr).toContain("javascript:");
+    const v = gantry("releases", "publish", "not-a-version", join(ROOT, "package.json"), "--data-dir", nowhere);
+    expect(v.code).toBe(2);
+    expect(v.stderr).toContain("is not a version");
+    expect(existsSync(nowhere)).toBe(false);
+  });
+
   test("commands that add content create it, and say where", () => {
     const dir = join(tmp, "provisioned");
     const r = gantry("keys", "create", "--name", "first", "--json", "--data-dir", dir);
