@@ -4,9 +4,7 @@
  * inline script or style, so the Content-Security-Policy can forbid both.
  */
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-}
+import { escapeHtml, pageHead as head } from "../http/html";
 
 export const ADMIN_NAV = [
   { path: "/admin", id: "overview", label: "Overview" },
@@ -17,19 +15,6 @@ export const ADMIN_NAV = [
 ] as const;
 
 export type AdminPageId = (typeof ADMIN_NAV)[number]["id"];
-
-function head(title: string, assetBase: string, script: string | null, extra = ""): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-${extra}<title>${escapeHtml(title)}</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${assetBase}/app.css">
-${script ? `<script type="module" src="${assetBase}/${script}"></script>\n` : ""}</head>`;
-}
 
 export function adminPage(opts: { page: AdminPageId; title: string; csrf: string; body: string }): string {
   const nav = ADMIN_NAV.map(
@@ -73,8 +58,4 @@ ${opts.body}
 <div id="toast" role="status" aria-live="polite"></div>
 </body>
 </html>`;
-}
-
-export function htmlResponse(html: string, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8", ...headers } });
 }

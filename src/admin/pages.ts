@@ -11,7 +11,8 @@ import { readBodyText } from "../http/body";
 import { clientAddress } from "../http/client-address";
 import { isHttpsRequest, serializeCookie } from "../http/cookies";
 import { SECURE_SESSION_COOKIE, SESSION_COOKIE, type WebState } from "../http/web-state";
-import { ADMIN_NAV, adminPage, htmlResponse, signInPage, type AdminPageId } from "./layout";
+import { htmlResponse } from "../http/html";
+import { ADMIN_NAV, adminPage, signInPage, type AdminPageId } from "./layout";
 import { PAGE_BODIES } from "./page-bodies";
 
 /** Only our own page paths may be a post-sign-in destination (no open redirect). */

@@ -6,11 +6,11 @@
  */
 import { Elysia } from "elysia";
 import type { Config } from "../config";
-import { escapeHtml, htmlResponse } from "../admin/layout";
+import { escapeHtml, htmlResponse, pageHead } from "./html";
 import { publicBaseUrl } from "./public-url";
 
 /** The docs area serves the shared stylesheet without a session; the page needs nothing else. */
-const STYLESHEET = "/docs/assets/app.css";
+const ASSETS = "/docs/assets";
 
 const GATEWAY_ENDPOINTS: Array<[method: string, path: string, what: string]> = [
   ["POST", "/v1/responses", "OpenAI Responses API (streaming or not)"],
@@ -38,16 +38,7 @@ function endpointRows(rows: Array<[string, string, string]>): string {
 /** Pure: the page for a server reached at `base` (scheme://host[:port]). */
 export function landingPage(base: string): string {
   const b = escapeHtml(base);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<title>Gantry</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${STYLESHEET}">
-</head>
+  return `${pageHead("Gantry", ASSETS, null)}
 <body>
 <header class="top"><span class="brand">Gantry</span></header>
 <main>

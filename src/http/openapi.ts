@@ -9,7 +9,8 @@
  */
 import { Elysia, type AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
-import { standalonePage, htmlResponse } from "../admin/layout";
+import { standalonePage } from "../admin/layout";
+import { htmlResponse } from "./html";
 import { VERSION } from "../version";
 import { SITE_DOCS } from "./openapi-contract";
 

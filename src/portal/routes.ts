@@ -12,7 +12,8 @@ import { AppError } from "../errors";
 import { bearerToken } from "../gateway/admission";
 import { clientAddress } from "../http/client-address";
 import type { WebState } from "../http/web-state";
-import { htmlResponse, standalonePage } from "../admin/layout";
+import { standalonePage } from "../admin/layout";
+import { htmlResponse } from "../http/html";
 import { DAY_MS, portalSince, portalView } from "./view";
 
 export const MIN_ANSWER_MS = 300;

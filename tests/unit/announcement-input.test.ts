@@ -12,20 +12,12 @@ import {
 } from "../../src/site/announcement-input.ts";
 import { announcementInputFromFlags, applyLocaleTexts } from "../../src/cli/announcements.ts";
 import { UsageError } from "../../src/cli/common.ts";
+import { thrownAppError } from "../support/app-error";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");
 let keyN = 0;
 const ctx = { now: NOW, newDismissKey: () => `gen-${++keyN}` };
 
-function fails(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    return e as AppError;
-  }
-  throw new Error("expected an AppError");
-}
 
 describe("resolveAnnouncement: create", () => {
   test("defaults", () => {
@@ -122,7 +114,7 @@ describe("resolveAnnouncement: create", () => {
   ];
   for (const [title, input, param] of bad) {
     test(`400 ${title}`, () => {
-      const e = fails(() => resolveAnnouncement(input, null, ctx));
+      const e = thrownAppError(() => resolveAnnouncement(input, null, ctx));
       expect(e.status).toBe(400);
       expect(e.code).toBe("invalid_request");
       expect(e.param).toBe(param);
@@ -134,11 +126,11 @@ describe("resolveAnnouncement: create", () => {
     }
   });
   test("a refused CTA link says what is accepted", () => {
-    expect(fails(() => resolveAnnouncement({ title: "t", body: "b", ctaUrl: "/download" }, null, ctx)).message).toMatch(/https:\/\/.*app link such as myapp:\/\/settings/);
-    expect(fails(() => resolveAnnouncement({ title: "t", body: "b", ctaUrl: "javascript:alert(1)" }, null, ctx)).message).toContain("may not use the javascript: scheme");
+    expect(thrownAppError(() => resolveAnnouncement({ title: "t", body: "b", ctaUrl: "/download" }, null, ctx)).message).toMatch(/https:\/\/.*app link such as myapp:\/\/settings/);
+    expect(thrownAppError(() => resolveAnnouncement({ title: "t", body: "b", ctaUrl: "javascript:alert(1)" }, null, ctx)).message).toContain("may not use the javascript: scheme");
   });
   test("a zone-less time says a zone is needed", () => {
-    expect(fails(() => resolveAnnouncement({ title: "t", body: "b", startAt: "2026-01-01" }, null, ctx)).message).toMatch(/'startAt' must be an ISO 8601 date-time with a time zone .* got '2026-01-01'/);
+    expect(thrownAppError(() => resolveAnnouncement({ title: "t", body: "b", startAt: "2026-01-01" }, null, ctx)).message).toMatch(/'startAt' must be an ISO 8601 date-time with a time zone .* got '2026-01-01'/);
   });
   test("not dismissible is fine when it expires", () => {
     const f = resolveAnnouncement({ title: "t", body: "b", dismissKey: "", expiresAt: "2025-06-16T00:00:00Z" }, null, ctx);
@@ -167,9 +159,9 @@ describe("resolveAnnouncement: update", () => {
   });
   test("clearing the expiry of a non-dismissible item is refused", () => {
     const nd = { ...base, dismissKey: "" };
-    expect(fails(() => resolveAnnouncement({ expiresAt: "" }, nd, ctx)).param).toBe("dismissKey");
+    expect(thrownAppError(() => resolveAnnouncement({ expiresAt: "" }, nd, ctx)).param).toBe("dismissKey");
   });
-  test("an update cannot empty the title", () => expect(fails(() => resolveAnnouncement({ title: "" }, base, ctx)).param).toBe("title"));
+  test("an update cannot empty the title", () => expect(thrownAppError(() => resolveAnnouncement({ title: "" }, base, ctx)).param).toBe("title"));
   test("locales are replaced as a whole", () => {
     expect(resolveAnnouncement({ locales: { fr: { title: "Salut" } } }, base, ctx).locales).toEqual({ fr: { title: "Salut" } });
   });
@@ -182,7 +174,7 @@ describe("reshowKey", () => {
   });
   test("a chosen key is used", () => expect(reshowKey("k1", "k2", () => "unused")).toBe("k2"));
   test("the same key is refused: nothing would be re-shown", () => {
-    expect(fails(() => reshowKey("k1", "k1", () => "x")).param).toBe("dismissKey");
+    expect(thrownAppError(() => reshowKey("k1", "k1", () => "x")).param).toBe("dismissKey");
   });
 });
 
@@ -204,7 +196,7 @@ describe("canonicalTime", () => {
   });
   test("no zone, no time or no real day: refused", () => {
     for (const v of ["2025-06-01", "2025-06-01T08:00", "2025-06-01T08:00:00", "2025-06-01 08:00:00Z", "2025-06-31T00:00:00Z", "2025-06-01T08:00:00+25:00"]) {
-      expect(fails(() => canonicalTime(v, "startAt")).param).toBe("startAt");
+      expect(thrownAppError(() => canonicalTime(v, "startAt")).param).toBe("startAt");
     }
   });
 });
@@ -232,17 +224,17 @@ describe("checkInput (the schema the admin API and the CLI share)", () => {
   ];
   for (const [title, value, param] of bad) {
     test(`400 ${title}`, () => {
-      const e = fails(() => checkInput(AnnouncementInput, value));
+      const e = thrownAppError(() => checkInput(AnnouncementInput, value));
       expect(e.status).toBe(400);
       expect(e.param).toBe(param);
     });
   }
   test("the union error names the allowed values", () => {
-    expect(fails(() => checkInput(AnnouncementInput, { level: "urgent" })).message).toContain("info, warning, critical");
+    expect(thrownAppError(() => checkInput(AnnouncementInput, { level: "urgent" })).message).toContain("info, warning, critical");
   });
   test("reshow body", () => {
     expect(checkInput(ReshowInput, {})).toEqual({});
-    expect(fails(() => checkInput(ReshowInput, { dismissKey: "" })).param).toBe("dismissKey");
+    expect(thrownAppError(() => checkInput(ReshowInput, { dismissKey: "" })).param).toBe("dismissKey");
   });
 });
 
@@ -294,7 +286,7 @@ describe("CLI flags -> shared input", () => {
     expect(() => announcementInputFromFlags({ "test-only": true, "not-test-only": true }, null, NOW)).toThrow(UsageError);
   });
   test("bad values are refused by the shared schema", () => {
-    expect(fails(() => announcementInputFromFlags({ level: "loud" }, null, NOW)).param).toBe("level");
+    expect(thrownAppError(() => announcementInputFromFlags({ level: "loud" }, null, NOW)).param).toBe("level");
   });
   test("--locale-text merges onto the stored texts", () => {
     const input = announcementInputFromFlags({ "locale-text": ["zh-CN.body=正文", "de.cta-text=Los"] }, { "zh-cn": { title: "标题" } }, NOW);

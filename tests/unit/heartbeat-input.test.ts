@@ -8,18 +8,10 @@ import {
   resolveClientId,
 } from "../../src/site/heartbeat-input.ts";
 import { heartbeatRecord } from "../support/fixtures.ts";
+import { thrownAppError } from "../support/app-error";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");
 
-function fails(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    return e as AppError;
-  }
-  throw new Error("expected an AppError");
-}
 
 describe("resolveClientId", () => {
   test("header only", () => expect(resolveClientId("abc-123", {})).toBe("abc-123"));
@@ -38,7 +30,7 @@ describe("resolveClientId", () => {
   ];
   for (const [h, b] of missing) {
     test(`missing: header ${JSON.stringify(h)}, body ${JSON.stringify(b)}`, () => {
-      const e = fails(() => resolveClientId(h, b));
+      const e = thrownAppError(() => resolveClientId(h, b));
       expect(e.status).toBe(400);
       expect(e.code).toBe("missing_client_id");
     });
@@ -55,7 +47,7 @@ describe("resolveClientId", () => {
   ];
   for (const [title, h, b, param] of invalid) {
     test(`400 ${title}`, () => {
-      const e = fails(() => resolveClientId(h, b));
+      const e = thrownAppError(() => resolveClientId(h, b));
       expect(e.status).toBe(400);
       expect(e.code).toBe("invalid_request");
       expect(e.param).toBe(param);
@@ -100,7 +92,7 @@ describe("parseHeartbeat", () => {
     test(`${field}: ${max} characters accepted, ${max + 1} refused (not truncated)`, () => {
       expect(ok.length).toBeLessThanOrEqual(max);
       expect(parseHeartbeat("c", { [field]: ok }, NOW)[field as "app"]).not.toBeNull();
-      const e = fails(() => parseHeartbeat("c", { [field]: "v".repeat(max + 1) }, NOW));
+      const e = thrownAppError(() => parseHeartbeat("c", { [field]: "v".repeat(max + 1) }, NOW));
       expect(e.status).toBe(400);
       expect(e.param).toBe(field);
     });
@@ -116,7 +108,7 @@ describe("parseHeartbeat", () => {
   ];
   for (const [title, body, param] of bad) {
     test(`400 ${title}`, () => {
-      const e = fails(() => parseHeartbeat("c", body, NOW));
+      const e = thrownAppError(() => parseHeartbeat("c", body, NOW));
       expect(e.status).toBe(400);
       expect(e.code).toBe("invalid_request");
       expect(e.param).toBe(param);

@@ -4,16 +4,8 @@ import { checkKeyInput, keyFieldsFrom, keyState, MAX_LIMIT, type KeyInput } from
 import { keyInputFromFlags } from "../../src/cli/keys";
 import { AppError } from "../../src/errors";
 import { parseZonedTime } from "../../src/time-input";
+import { thrownAppError } from "../support/app-error";
 
-function refusal(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    return e as AppError;
-  }
-  throw new Error("expected an AppError");
-}
 
 describe("checkKeyInput: refused, with the field named", () => {
   const cases: Array<[string, unknown, string, RegExp]> = [
@@ -45,14 +37,14 @@ describe("checkKeyInput: refused, with the field named", () => {
   ];
   for (const [title, body, param, message] of cases) {
     test(title, () => {
-      const e = refusal(() => checkKeyInput(body));
+      const e = thrownAppError(() => checkKeyInput(body));
       expect([e.status, e.code, e.param]).toEqual([400, "invalid_request", param]);
       expect(e.message).toMatch(message);
     });
   }
 
   test("every problem is in the one message; param names the first", () => {
-    const e = refusal(() => checkKeyInput({ qota: 5, rpm: 0, allowModels: [] }));
+    const e = thrownAppError(() => checkKeyInput({ qota: 5, rpm: 0, allowModels: [] }));
     expect(e.param).toBe("qota");
     for (const part of ["'qota'", "'rpm' is 0", "'allowModels' is empty"]) expect(e.message).toContain(part);
   });
@@ -88,17 +80,17 @@ describe("keyFieldsFrom: the validity period", () => {
     ["notBefore equal to expiresAt", { notBefore: "2026-01-01T00:00:00Z", expiresAt: "2026-01-01T00:00:00Z" }],
   ] as const) {
     test(`refused: ${title}, naming both fields`, () => {
-      const e = refusal(() => keyFieldsFrom(checkKeyInput(input)));
+      const e = thrownAppError(() => keyFieldsFrom(checkKeyInput(input)));
       expect(e.param).toBe("notBefore");
       expect(e.message).toMatch(/'notBefore' .* must be earlier than 'expiresAt' .*: the key would never be valid/);
     });
   }
   const stored = { notBefore: T("2026-01-01T00:00:00Z"), expiresAt: T("2026-03-01T00:00:00Z") };
   test("an update of one side is compared with the stored other side", () => {
-    const late = refusal(() => keyFieldsFrom(checkKeyInput({ notBefore: "2026-03-01T00:00:00Z" }), stored));
+    const late = thrownAppError(() => keyFieldsFrom(checkKeyInput({ notBefore: "2026-03-01T00:00:00Z" }), stored));
     expect(late.param).toBe("notBefore");
     expect(late.message).toContain("'expiresAt' 2026-03-01T00:00:00.000Z (stored)");
-    const early = refusal(() => keyFieldsFrom(checkKeyInput({ expiresAt: "2025-12-31T23:59:59Z" }), stored));
+    const early = thrownAppError(() => keyFieldsFrom(checkKeyInput({ expiresAt: "2025-12-31T23:59:59Z" }), stored));
     expect(early.param).toBe("expiresAt");
     expect(early.message).toContain("'notBefore' 2026-01-01T00:00:00.000Z (stored)");
   });
@@ -119,11 +111,11 @@ describe("the CLI goes through the same rules, in the words of its flags", () =>
     [{ "expires-at": "2026-01-01" }, /^--expires-at must be an ISO 8601 date-time with a time zone/],
   ];
   for (const [flags, message] of cases) {
-    test(JSON.stringify(flags), () => expect(refusal(() => keyInputFromFlags(flags)).message).toMatch(message));
+    test(JSON.stringify(flags), () => expect(thrownAppError(() => keyInputFromFlags(flags)).message).toMatch(message));
   }
   test("the period check names the flags", () => {
     const input = keyInputFromFlags({ "not-before": "2026-02-01T00:00:00Z", "expires-at": "2026-01-01T00:00:00Z" });
-    expect(refusal(() => keyFieldsFrom(input, null, "cli")).message).toMatch(/^--not-before .* must be earlier than --expires-at /);
+    expect(thrownAppError(() => keyFieldsFrom(input, null, "cli")).message).toMatch(/^--not-before .* must be earlier than --expires-at /);
   });
 });
 
