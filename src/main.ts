@@ -1,38 +1,8 @@
 #!/usr/bin/env bun
 /** The gantry command: the table of commands, and the dispatch to them (src/cli/command.ts). */
-import { findEntry, helpOf, runEntry, topHelp, type Entry } from "./cli/command";
+import { findEntry, helpOf, runEntry, topHelp } from "./cli/command";
 import { UsageError, runCommand } from "./cli/common";
-import { keysGroup } from "./cli/keys";
-import { serveEntry } from "./cli/serve";
-import { demoEntry } from "./cli/demo";
-import { adminGroup } from "./cli/admin";
-import { announcementsGroup } from "./cli/announcements";
-import { releasesGroup } from "./cli/releases";
-import { statsGroup } from "./cli/stats";
-import { backupCommand, restoreCommand } from "./cli/backup";
-import { serviceGroup } from "./cli/service";
-import { VERSION_TEXT } from "./version";
-
-const versionEntry: Entry = {
-  name: "version",
-  summary: "print version, commit and build date",
-  settings: [],
-  run: () => void process.stdout.write(VERSION_TEXT + "\n"),
-};
-
-const ENTRIES: Entry[] = [
-  serveEntry,
-  demoEntry,
-  keysGroup,
-  releasesGroup,
-  announcementsGroup,
-  statsGroup,
-  backupCommand,
-  restoreCommand,
-  serviceGroup,
-  adminGroup,
-  versionEntry,
-];
+import { ENTRIES, versionEntry } from "./cli/entries";
 
 const HELP = topHelp(
   ENTRIES,
