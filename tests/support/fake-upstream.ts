@@ -17,9 +17,9 @@ import {
   checkUpstreamQuirks,
   estimateInputTokens,
   lastUserText,
-  sampleFromSchema,
   type UpstreamQuirk,
 } from "../../src/gateway/simulator/simulated-upstream.ts";
+import { sampleFromSchema } from "../../src/gateway/simulator/tool-arguments.ts";
 
 export type Scenario =
   | { kind: "text"; text: string; deltas?: number; delayMs?: number; usage?: Partial<ResponsesUsage> }
