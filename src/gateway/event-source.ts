@@ -129,8 +129,4 @@ export class UpstreamEventSource {
   get endFailure(): { code: string; message: string } | null {
     return this.failure ?? (this.terminal === null ? STREAM_ENDED_EARLY : null);
   }
-
-  get completed(): boolean {
-    return this.terminal !== null && this.terminal.type !== "response.failed";
-  }
 }

@@ -75,8 +75,4 @@ export class KeyCache {
   get(id: string): CachedKey | undefined {
     return this.byId.get(id);
   }
-
-  ids(): Set<string> {
-    return new Set(this.byId.keys());
-  }
 }

@@ -78,12 +78,6 @@ export class HeartbeatService {
     }
   }
 
-  /** Writes what is waiting now and folds it (stats read after a flush see every heartbeat received). */
-  flush(): void {
-    this.writer.flush();
-    this.fold();
-  }
-
   close(): void {
     if (this.foldTimer) clearInterval(this.foldTimer);
     this.foldTimer = null;

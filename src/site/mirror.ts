@@ -45,10 +45,6 @@ export class MirrorWriteError extends Error {
 
 const SHA_RE = /^[0-9a-f]{64}$/;
 
-export function isSha256Hex(value: string): boolean {
-  return SHA_RE.test(value);
-}
-
 export class FileSystemMirror implements Mirror {
   private readonly tmpDir: string;
 

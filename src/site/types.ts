@@ -5,11 +5,9 @@
 
 /** The full value set of `platform` (the spec shows these four; we add none). "" = not classified. */
 export type Platform = "windows" | "macos" | "linux" | "web";
-export const PLATFORMS: readonly Platform[] = ["windows", "macos", "linux", "web"];
 
 /** The full value set of `arch`. `universal` = runs on every arch (macOS universal builds, web bundles). */
 export type Arch = "x64" | "arm64" | "x86" | "universal";
-export const ARCHES: readonly Arch[] = ["x64", "arm64", "x86", "universal"];
 
 /**
  * Where the bytes of an asset come from: our mirror, the upstream address proxied by the site, or nowhere.
@@ -58,12 +56,9 @@ export interface LatestQuery {
 
 export type TargetSurface = "client" | "home" | "all";
 export type Surface = "client" | "home";
-export const SURFACES: readonly Surface[] = ["client", "home"];
-export const TARGET_SURFACES: readonly TargetSurface[] = ["client", "home", "all"];
 
 /** Display order: most severe first. The spec shows `warning`; the set is ours. */
 export type AnnouncementLevel = "critical" | "warning" | "info";
-export const ANNOUNCEMENT_LEVELS: readonly AnnouncementLevel[] = ["critical", "warning", "info"];
 
 export interface LocaleText {
   title?: string;

@@ -215,11 +215,6 @@ export class ReleaseStore {
     return row ? this.withAssets(row) : null;
   }
 
-  getByRemoteId(remoteId: number): ReleaseRecord | null {
-    const row = this.db.query("SELECT * FROM releases WHERE remote_id = ?").get(remoteId) as ReleaseRow | null;
-    return row ? this.withAssets(row) : null;
-  }
-
   private withAssets(row: ReleaseRow): ReleaseRecord {
     const assets = (this.db.query(`${ASSET_SELECT} WHERE a.release_id = ? ORDER BY a.id`).all(row.id) as AssetRow[]).map(toAsset);
     return toRelease(row, assets);
