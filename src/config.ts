@@ -7,7 +7,7 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseProxyRange } from "./http/public-url";
+import { parseProxyRange } from "./http/ip-ranges";
 
 type Kind = "string" | "int" | "number" | "bool" | "list" | "json";
 

@@ -4,7 +4,7 @@
  * proxy, the nearest untrusted address of its X-Forwarded-For (the ones further left could be forged by
  * the client). Tests that call app.handle() directly get "127.0.0.1".
  */
-import { isTrustedPeer, parseIp } from "./public-url";
+import { isTrustedPeer, parseIp } from "./ip-ranges";
 
 /** Per request: how to ask the socket for its peer (asked only when something needs it), and the answers. */
 interface Peer {

@@ -7,7 +7,7 @@
  * IPv6 clients are grouped by their /64 (one subscriber usually holds a whole /64, so per-address counting
  * would be free to evade).
  */
-import { parseIp } from "./public-url";
+import { parseIp } from "./ip-ranges";
 
 export interface ThrottleOptions {
   freeFailures: number;

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { isLoopbackName, isTrustedPeer, parseIp, resolvePublicBaseUrl, validHost, type PublicUrlInput } from "../../src/http/public-url";
+import { isTrustedPeer, parseIp } from "../../src/http/ip-ranges";
+import { isLoopbackName, resolvePublicBaseUrl, validHost, type PublicUrlInput } from "../../src/http/public-url";
 
 const cfg = (over: { publicUrl?: string; trustedProxies?: string[] } = {}) => ({ publicUrl: "", trustedProxies: [], ...over });
 const req = (over: Partial<PublicUrlInput>): PublicUrlInput => ({
