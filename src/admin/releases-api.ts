@@ -20,6 +20,7 @@ import type { AppDeps } from "../deps";
 import { AppError } from "../errors";
 import { checkAssetName, checkUpstreamUrl } from "../site/release-catalog";
 import { assetView, releaseView, sortNewestFirst } from "../site/release-view";
+import { MirrorWriteError } from "../site/mirror";
 
 const Meta = {
   notes: t.Optional(t.String({ maxLength: 100_000 })),
@@ -52,6 +53,18 @@ const SyncInput = t.Object(
   },
   { additionalProperties: false },
 );
+
+/**
+ * An upload that did not arrive whole is the request's doing, not a server fault: a body the mirror refuses (not the
+ * declared size) is a 400, and one cut off because the caller went away is logged as 499, as the gateway logs a caller
+ * that leaves. (The mirror has already removed its temporary file.) Anything else stays a server error.
+ */
+function uploadFailure(err: unknown, signal: AbortSignal): unknown {
+  if (err instanceof AppError) return err;
+  if (err instanceof MirrorWriteError) return new AppError("invalid_request", `The upload was refused: ${err.message}.`);
+  if (signal.aborted) return new AppError("invalid_request", "The upload ended before the whole body arrived: the client went away.", { status: 499 });
+  return err;
+}
 
 export function releasesApi(deps: AppDeps) {
   const { catalog, store, sync } = deps.releases;
@@ -110,7 +123,9 @@ export function releasesApi(deps: AppDeps) {
         if (!request.body) throw new AppError("invalid_request", "The request body (the file's bytes) is empty.");
         const declared = request.headers.get("content-length");
         const expected = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
-        const asset = await catalog.upload(params.version, params.name, request.body, expected);
+        const asset = await catalog.upload(params.version, params.name, request.body, expected).catch((err) => {
+          throw uploadFailure(err, request.signal);
+        });
         set.status = 201;
         return assetView(asset);
       },
