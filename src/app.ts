@@ -3,7 +3,7 @@
  * (server.ts) and the tests hand it requests.
  */
 import { Elysia, type AnyElysia } from "elysia";
-import { AppError } from "./errors";
+import { AppError, errorResponse } from "./errors";
 import type { AppDeps } from "./deps";
 import { createMethodTable, errorFromElysia } from "./http/errors";
 import { handleResponses } from "./gateway/responses-route";
@@ -54,10 +54,7 @@ export function createApp(deps: AppDeps) {
       set.status = err.status;
       observed.record(request, route || UNMATCHED_ROUTE, err.status);
       // The guard's security headers stay on errors.
-      return new Response(JSON.stringify(err.toBody()), {
-        status: err.status,
-        headers: { ...(set.headers as Record<string, string>), "content-type": "application/json", ...err.headers },
-      });
+      return errorResponse(err, undefined, set.headers as Record<string, string>);
     })
     .use(landingRoutes(deps.config))
     .get("/healthz", () => ({ status: "ok" }))
@@ -68,7 +65,7 @@ export function createApp(deps: AppDeps) {
         return { status: "ready", schemaVersion: version };
       } catch (err) {
         set.status = 503;
-        return { error: { message: `Not ready: ${(err as Error).message}`, type: "server_error", code: "service_unavailable", param: null } };
+        return new AppError("service_unavailable", `Not ready: ${(err as Error).message}`).toBody();
       }
     })
     // Access (admin token, session, or GANTRY_METRICS_PUBLIC) is checked by the guard.

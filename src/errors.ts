@@ -101,10 +101,14 @@ export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
 
-/** Renders any AppError as a JSON Response. Used by the error plugin and by handlers that must return early. */
-export function errorResponse(err: AppError, extraHeaders?: Record<string, string>): Response {
+/**
+ * The one renderer of the error envelope as a Response, for the error plugin, the guard, the gateway and handlers
+ * that return early. `baseHeaders` (e.g. the security headers already set) go under the content type and the
+ * error's own headers; `extraHeaders` go over them.
+ */
+export function errorResponse(err: AppError, extraHeaders?: Record<string, string>, baseHeaders?: Record<string, string>): Response {
   return new Response(JSON.stringify(err.toBody()), {
     status: err.status,
-    headers: { "content-type": "application/json", ...err.headers, ...extraHeaders },
+    headers: { ...baseHeaders, "content-type": "application/json", ...err.headers, ...extraHeaders },
   });
 }

@@ -2,7 +2,7 @@
  * One gateway request from arrival to settlement: its id, timing, lease and the one settlement it gets,
  * whether it ends in success, an error before headers, a failure in-band, or the caller going away.
  */
-import { AppError, isAppError } from "../errors";
+import { AppError, errorResponse, isAppError } from "../errors";
 import { requestIdFor } from "../http/request-id";
 import { clientAddress } from "../http/client-address";
 import type { AppDeps } from "../deps";
@@ -137,10 +137,7 @@ export class GatewayCall {
     // A caller that went away is what ended the call (the upstream failing is only the consequence).
     if (this.request.signal?.aborted) await this.finish(499, "client_closed");
     await this.finish(appErr.status, appErr.code);
-    return new Response(JSON.stringify(appErr.toBody()), {
-      status: appErr.status,
-      headers: { "content-type": "application/json", ...this.headers(appErr.headers) },
-    });
+    return errorResponse(appErr, this.headers(appErr.headers));
   }
 }
 

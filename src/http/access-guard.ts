@@ -16,7 +16,7 @@
 import { Elysia } from "elysia";
 import type { Config } from "../config";
 import type { AppDeps } from "../deps";
-import { AppError, type ErrorCode } from "../errors";
+import { AppError, errorResponse, type ErrorCode } from "../errors";
 import { AdminSessions } from "./admin-sessions";
 import { clientAddress } from "./client-address";
 import { publicBaseUrl } from "./public-url";
@@ -63,10 +63,7 @@ export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest)
   const refuse = (ctx: GuardContext, route: string, code: ErrorCode, message: string, headers: Record<string, string> = {}) => {
     const err = new AppError(code, message, { headers });
     record(ctx.request, route, err.status);
-    return new Response(JSON.stringify(err.toBody()), {
-      status: err.status,
-      headers: { ...(ctx.set.headers as Record<string, string>), "content-type": "application/json", ...err.headers },
-    });
+    return errorResponse(err, undefined, ctx.set.headers as Record<string, string>);
   };
 
   /** undefined = let the request through; a Response = refused. */

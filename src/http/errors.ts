@@ -1,5 +1,5 @@
 /** The one place errors become HTTP replies: always the envelope, never a stack trace. */
-import { AppError, isAppError } from "../errors";
+import { AppError, errorResponse, isAppError } from "../errors";
 import type { Logger } from "../log";
 
 /** What the NOT_FOUND branch needs to tell "no such path" (404) from "not with this method" (405). */
@@ -110,7 +110,7 @@ export function pathnameOf(url: string): string | null {
 /** For a request target that is not a path (CONNECT's authority form): nothing here serves it. */
 export function badTargetResponse(): Response {
   const err = new AppError("invalid_request", "The request target is not a path this server serves.");
-  return new Response(JSON.stringify(err.toBody()), { status: err.status, headers: { "content-type": "application/json" } });
+  return errorResponse(err);
 }
 
 /**
@@ -120,5 +120,5 @@ export function badTargetResponse(): Response {
 export function shellErrorResponse(error: unknown, log: Logger): Response {
   log.error("unhandled error", { error: error instanceof Error ? error.stack ?? error.message : String(error) });
   const err = new AppError("internal_error", "Internal error.");
-  return new Response(JSON.stringify(err.toBody()), { status: err.status, headers: { "content-type": "application/json" } });
+  return errorResponse(err);
 }

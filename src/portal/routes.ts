@@ -8,7 +8,7 @@
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
-import { AppError } from "../errors";
+import { AppError, errorResponse } from "../errors";
 import { bearerToken } from "../gateway/admission";
 import { clientAddress } from "../http/client-address";
 import type { WebState } from "../http/web-state";
@@ -37,9 +37,7 @@ function json(value: unknown, status = 200, headers: Record<string, string> = {}
   return new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
 }
 
-function failure(err: AppError): Response {
-  return json(err.toBody(), err.status, err.headers);
-}
+const failure = (err: AppError): Response => errorResponse(err);
 
 export function portalRoutes(deps: AppDeps, web: WebState) {
   const page = () => htmlResponse(standalonePage({ title: "Key usage · Gantry", assetBase: "/portal/assets", script: "portal.js", body: PAGE_BODY }));
