@@ -1,17 +1,18 @@
 /** `gantry backup FILE` and `gantry restore FILE`. */
-import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { databasePathOf } from "../deps";
-import { backupDatabase, restoreDatabase } from "../store/backup";
+import { backupDatabaseFile, restoreDatabase } from "../store/backup";
 import { runningServerPid } from "../store/instance-lock";
 import type { Command } from "./command";
 import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase } from "./common";
 
 const MIRROR_NOTE = "The asset mirror (<data dir>/mirror) is plain files: copy it with cp -a or rsync.";
 
-function oneFile(positionals: string[]): string {
+/** The one FILE argument, and the data dir's database path from the settings. */
+function target(values: Record<string, unknown>, positionals: string[]) {
   if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "needs a FILE" : `takes one FILE, got ${positionals.length}`);
-  return positionals[0];
+  const config = configFrom(values);
+  return { file: positionals[0], dataDir: config.dataDir, dbPath: databasePathOf(config) };
 }
 
 export const backupCommand: Command = {
@@ -25,17 +26,9 @@ ${MIRROR_NOTE}`,
   positionals: true,
   settings: STORE_SETTINGS,
   run: ({ values, positionals }) => {
-    const file = oneFile(positionals);
-    const config = configFrom(values);
-    const dbPath = databasePathOf(config);
-    if (!existsSync(dbPath)) throw noDatabase(config.dataDir);
-    const db = new Database(dbPath, { create: false, readwrite: true });
-    try {
-      db.exec("PRAGMA busy_timeout = 5000");
-      backupDatabase(db, file, values.force === true);
-    } finally {
-      db.close();
-    }
+    const { file, dataDir, dbPath } = target(values, positionals);
+    if (!existsSync(dbPath)) throw noDatabase(dataDir);
+    backupDatabaseFile(dbPath, file, values.force === true);
     process.stdout.write(`backed up ${dbPath} to ${file}\n`);
   },
 };
@@ -51,11 +44,9 @@ ${MIRROR_NOTE}`,
   positionals: true,
   settings: STORE_SETTINGS,
   run: ({ values, positionals }) => {
-    const file = oneFile(positionals);
-    const config = configFrom(values);
-    const dbPath = databasePathOf(config);
-    const pid = runningServerPid(config.dataDir);
-    if (pid) throw new CommandError(`a gantry server (pid ${pid}) is using ${config.dataDir}: stop it before restoring`);
+    const { file, dataDir, dbPath } = target(values, positionals);
+    const pid = runningServerPid(dataDir);
+    if (pid) throw new CommandError(`a gantry server (pid ${pid}) is using ${dataDir}: stop it before restoring`);
     const kept = restoreDatabase(file, dbPath);
     process.stdout.write(`restored ${file} to ${dbPath}${kept ? ` (the previous database is kept as ${kept})` : ""}\n`);
   },

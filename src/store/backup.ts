@@ -16,6 +16,20 @@ export function backupDatabase(db: Database, target: string, overwrite = false):
   db.query("VACUUM INTO ?").run(target);
 }
 
+/**
+ * A snapshot of the database file at `dbPath` (which must exist) while a server may be using it: a connection of
+ * its own that waits up to 5 s for the server's write lock, closed afterwards.
+ */
+export function backupDatabaseFile(dbPath: string, target: string, overwrite = false): void {
+  const db = new Database(dbPath, { create: false, readwrite: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    backupDatabase(db, target, overwrite);
+  } finally {
+    db.close();
+  }
+}
+
 /** Checks that `file` is a healthy Gantry database this binary can run; returns its schema version. */
 export function inspectBackup(file: string): number {
   if (!existsSync(file)) throw new BackupError(`${file} does not exist`);

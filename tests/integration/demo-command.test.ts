@@ -55,6 +55,7 @@ async function startDemo(tmp: string, args: string[] = []): Promise<Demo> {
   let out = "";
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!out.includes("Stop with Ctrl-C.")) {
+    // A deadline, not a wait: a demo that never finishes its printout fails here instead of hanging the test.
     const chunk = await Promise.race([reader.read(), Bun.sleep(Math.max(1, deadline - Date.now())).then(() => null)]);
     if (chunk === null) throw new Error(`the demo printed no complete printout within ${START_TIMEOUT_MS} ms:\n${out}`);
     if (chunk.done) throw new Error(`the demo ended (code ${await proc.exited}) before its printout was complete:\n${out}`);
