@@ -6,9 +6,9 @@ import { Elysia, type AnyElysia } from "elysia";
 import { AppError, errorResponse } from "./errors";
 import type { AppDeps } from "./deps";
 import { createMethodTable, errorFromElysia } from "./http/errors";
-import { handleResponses } from "./gateway/responses-route";
-import { handleChatCompletions } from "./gateway/chat-route";
-import { handleModels } from "./gateway/models";
+import { handleResponses } from "./gateway/routes/responses-route";
+import { handleChatCompletions } from "./gateway/routes/chat-route";
+import { handleModels } from "./gateway/routes/models-route";
 import { keysApi } from "./admin/keys-api";
 import { releasesApi } from "./admin/releases-api";
 import { engagementApi } from "./admin/engagement-api";
@@ -24,8 +24,8 @@ import { GATEWAY_DOCS } from "./http/openapi-contract";
 import { requestLog, UNMATCHED_ROUTE } from "./http/request-log";
 import { createWebState } from "./http/web-state";
 import { siteRoutes } from "./site/routes";
-import { schemaVersion } from "./store/db";
-import { SCHEMA_VERSION } from "./store/migrations";
+import { schemaVersion } from "./store/sqlite/db";
+import { SCHEMA_VERSION } from "./store/sqlite/migrations";
 
 function gatewayRoutes(deps: AppDeps) {
   const app = new Elysia({ name: "gateway" });

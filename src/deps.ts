@@ -6,26 +6,26 @@
 import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { Config } from "./config";
-import type { AdmissionDeps } from "./gateway/admission";
-import { KeyCache } from "./gateway/key-cache";
+import type { AdmissionDeps } from "./gateway/limits/admission";
+import { KeyCache } from "./gateway/keys/key-cache";
 import { InProcessLimiter, type LimiterStore } from "./gateway/limits/limiter";
 import type { Prices } from "./gateway/limits/quota";
-import { ModelList } from "./gateway/models";
-import type { NormalizeOptions } from "./gateway/normalize";
-import { Upstream } from "./gateway/upstream";
-import { createPriceLookup, createSettler, type Settler } from "./gateway/usage";
+import { ModelList } from "./gateway/routes/models-route";
+import type { NormalizeOptions } from "./gateway/translate/normalize";
+import { Upstream } from "./gateway/upstream/upstream";
+import { createPriceLookup, createSettler, type Settler } from "./gateway/usage/settle";
 import { createLogger, type Logger } from "./log";
 import { AdminAuth } from "./http/admin-auth";
 import { FailureThrottle } from "./http/throttle";
 import type { Metrics } from "./http/metrics";
 import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
-import { openDatabase } from "./store/db";
+import { openDatabase } from "./store/sqlite/db";
 import { GroupCommit } from "./store/group-commit";
-import { KeyStore } from "./store/keys";
-import { LedgerStore, type LedgerEntry } from "./store/ledger";
-import { MetaStore } from "./store/meta";
+import { KeyStore } from "./store/sqlite/keys";
+import { LedgerStore, type LedgerEntry } from "./store/sqlite/ledger";
+import { MetaStore } from "./store/sqlite/meta";
 import { createEngagementServices, type EngagementServices } from "./site/engagement-services";
-import { createReleaseServices, type ReleaseServices } from "./site/release-services";
+import { createReleaseServices, type ReleaseServices } from "./site/releases/release-services";
 
 export interface AppDeps {
   config: Config;

@@ -2,7 +2,7 @@
 import type { Database } from "bun:sqlite";
 import type { Config } from "./config";
 import type { Logger } from "./log";
-import type { MetaStore } from "./store/meta";
+import type { MetaStore } from "./store/sqlite/meta";
 
 export interface ServiceContext {
   config: Config;

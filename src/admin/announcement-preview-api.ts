@@ -9,8 +9,8 @@ import { Elysia } from "elysia";
 import { t } from "elysia";
 import type { AppDeps } from "../deps";
 import { readJsonObject } from "../http/body";
-import { toAnnouncementView } from "../site/announcements";
-import { AnnouncementInput, announcementStatus, checkInput, resolveAnnouncement } from "../site/announcement-input";
+import { toAnnouncementView } from "../site/announcements/announcements";
+import { AnnouncementInput, announcementStatus, checkInput, resolveAnnouncement } from "../site/announcements/announcement-input";
 import type { Announcement, AnnouncementView, Surface } from "../site/types";
 
 const PreviewBody = t.Object(

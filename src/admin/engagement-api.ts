@@ -5,8 +5,8 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { readBodyText, readJsonObject } from "../http/body";
-import { AnnouncementInput, ReshowInput, announcementAdminView, checkInput } from "../site/announcement-input";
-import type { StoredAnnouncement } from "../store/announcement-store";
+import { AnnouncementInput, ReshowInput, announcementAdminView, checkInput } from "../site/announcements/announcement-input";
+import type { StoredAnnouncement } from "../store/sqlite/announcements";
 import { AppError } from "../errors";
 
 /** 50 locales of long texts fit; anything larger is not an announcement. */

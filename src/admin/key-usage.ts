@@ -4,7 +4,7 @@
  * portal's 30-day view; `daily` holds only the days with requests (the CLI's table fills in the others).
  */
 import type { AppDeps } from "../deps";
-import type { ApiKey } from "../store/keys";
+import type { ApiKey } from "../store/sqlite/keys";
 import { keyView } from "./key-input";
 
 export const DAY_MS = 86_400_000;

@@ -6,7 +6,7 @@
  */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps";
-import type { LatencyPoint, UsagePoint } from "../store/ledger";
+import type { LatencyPoint, UsagePoint } from "../store/sqlite/ledger";
 
 const MINUTE = 60_000;
 

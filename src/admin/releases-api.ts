@@ -18,9 +18,9 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps";
 import { AppError } from "../errors";
-import { checkAssetName, checkUpstreamUrl } from "../site/release-catalog";
-import { assetView, releaseView, sortNewestFirst } from "../site/release-view";
-import { MirrorWriteError } from "../site/mirror";
+import { checkAssetName, checkUpstreamUrl } from "../site/releases/release-catalog";
+import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
+import { MirrorWriteError } from "../site/downloads/mirror";
 
 const Meta = {
   notes: t.Optional(t.String({ maxLength: 100_000 })),

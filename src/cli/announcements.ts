@@ -2,14 +2,14 @@
  * `gantry announcements ...`: create, list, show, update, reshow, delete, preview — the same service and
  * schema as /admin/api/announcements, on the same database (a running server sees changes at once).
  */
-import { parseAnnouncementQuery } from "../site/announcements";
+import { parseAnnouncementQuery } from "../site/announcements/announcements";
 import {
   AnnouncementInput,
   announcementAdminView,
   checkInput,
   resolveAnnouncement,
   type AnnouncementAdminView,
-} from "../site/announcement-input";
+} from "../site/announcements/announcement-input";
 import type { LocaleText } from "../site/types";
 import type { Group } from "./command";
 import { STORE_SETTINGS, UsageError, printJson, table, withStore } from "./common";

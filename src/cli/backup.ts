@@ -1,7 +1,7 @@
 /** `gantry backup FILE` and `gantry restore FILE`. */
 import { existsSync } from "node:fs";
 import { databasePathOf } from "../deps";
-import { backupDatabaseFile, restoreDatabase } from "../store/backup";
+import { backupDatabaseFile, restoreDatabase } from "../store/sqlite/backup";
 import { runningServerPid } from "../store/instance-lock";
 import type { Command } from "./command";
 import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase } from "./common";

@@ -6,7 +6,7 @@ import { ConfigError, SETTINGS, loadConfig, type Config, type LoadOptions } from
 import { createDeps, databasePathOf, type AppDeps } from "../deps";
 import { silentLogger } from "../log";
 import { AppError } from "../errors";
-import { DatabaseMissingError } from "../store/db";
+import { DatabaseMissingError } from "../store/sqlite/db";
 
 export type Options = NonNullable<ParseArgsConfig["options"]>;
 

@@ -4,7 +4,7 @@
  * Returns the curl lines that show them.
  */
 import type { AppDeps } from "../deps";
-import { classifyAsset } from "../site/classify";
+import { classifyAsset } from "../site/releases/classify";
 
 const DAY_MS = 86_400_000;
 

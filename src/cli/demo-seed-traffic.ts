@@ -9,7 +9,7 @@
  */
 import type { AppDeps } from "../deps";
 import { costOf } from "../gateway/limits/quota";
-import type { LedgerEntry } from "../store/ledger";
+import type { LedgerEntry } from "../store/sqlite/ledger";
 import { dailyRhythm, demoRandom, type DemoRandom } from "./demo-seed-random";
 
 const MINUTE_MS = 60_000;

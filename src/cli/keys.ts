@@ -2,7 +2,7 @@
 import { AppError } from "../errors";
 import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "../admin/key-input";
 import { DAY_MS, DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, keyUsageReport, usageDays, usageSince } from "../admin/key-usage";
-import type { ApiKey } from "../store/keys";
+import type { ApiKey } from "../store/sqlite/keys";
 import type { Command, Group } from "./command";
 import { STORE_SETTINGS, UsageError, printJson, table, withStore } from "./common";
 

@@ -1,9 +1,9 @@
 /** `gantry releases ...`: publish, sync, list, delete (plus update, classify) — the same rules as /admin/api/releases. */
 import { AppError } from "../errors";
-import { checkVersion, parsePublishArgument } from "../site/release-catalog";
-import { assetView, releaseView, sortNewestFirst } from "../site/release-view";
-import { formatBytes, terminalProgress } from "../site/sync-progress";
-import type { SyncReport } from "../site/sync-service";
+import { checkVersion, parsePublishArgument } from "../site/releases/release-catalog";
+import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
+import { formatBytes, terminalProgress } from "../site/releases/sync-progress";
+import type { SyncReport } from "../site/releases/sync-service";
 import type { Group } from "./command";
 import { STORE_SETTINGS, UsageError, configFrom, printJson, table, withStore } from "./common";
 

@@ -6,9 +6,9 @@ import { AppError, errorResponse, isAppError } from "../errors";
 import { requestIdFor } from "../http/request-id";
 import { clientAddress } from "../http/client-address";
 import type { AppDeps } from "../deps";
-import { admit, authenticate, type AdmissionRequest, type Lease } from "./admission";
-import type { CachedKey } from "./key-cache";
-import { NO_TOKENS, tokenCounts } from "./usage";
+import { admit, authenticate, type AdmissionRequest, type Lease } from "./limits/admission";
+import type { CachedKey } from "./keys/key-cache";
+import { NO_TOKENS, tokenCounts } from "./usage/settle";
 import type { ResponsesUsage } from "./responses-types";
 
 const MAX_FAILURE_DELAY_MS = 5000;

@@ -2,9 +2,9 @@
  * The admin token: from GANTRY_ADMIN_TOKEN when set, otherwise generated on first start, printed once and
  * kept only as its SHA-256. Compared in constant time.
  */
-import { bearerToken } from "../gateway/admission";
+import { bearerToken } from "../gateway/limits/admission";
 import { hashesEqual, newAdminToken, sha256Hex } from "../secrets";
-import type { MetaStore } from "../store/meta";
+import type { MetaStore } from "../store/sqlite/meta";
 
 const HASH_KEY = "admin_token_sha256";
 

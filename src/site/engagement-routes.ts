@@ -5,9 +5,9 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { readJsonObject } from "../http/body";
-import { parseAnnouncementQuery } from "./announcements";
+import { parseAnnouncementQuery } from "./announcements/announcements";
 import { revalidatedBody } from "./revalidation";
-import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeat-input";
+import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeats/heartbeat-input";
 
 /** Repeated parameters stay arrays so the query parser can refuse them instead of picking one. */
 function queryOf(request: Request): Record<string, string | string[]> {

@@ -5,10 +5,10 @@
  * - stats: online count and distributions, the per-minute online series and its sampler.
  */
 import type { ServiceContext } from "../service-context";
-import { AnnouncementService } from "./announcement-service";
-import { ClientStatsService } from "./client-stats-service";
-import { ClientStore } from "../store/client-store";
-import { HeartbeatService } from "./heartbeat-service";
+import { AnnouncementService } from "./announcements/announcement-service";
+import { ClientStatsService } from "./heartbeats/client-stats-service";
+import { ClientStore } from "../store/sqlite/clients";
+import { HeartbeatService } from "./heartbeats/heartbeat-service";
 
 export interface EngagementServices {
   announcements: AnnouncementService;

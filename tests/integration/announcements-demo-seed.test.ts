@@ -1,7 +1,7 @@
 /** The demo's sample announcements: the kinds promised, served by the public endpoint, and idempotent. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { seedDemoEngagement } from "../../src/cli/demo-seed-engagement.ts";
-import { startGantry, type Gantry } from "../support/harness.ts";
+import { seedDemoEngagement } from "../../src/cli/demo-seed-engagement";
+import { startGantry, type Gantry } from "../support/harness";
 
 let g: Gantry;
 let examples: (base: string) => string;

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { startGantry, type Gantry } from "../support/harness.ts";
-import { seenFromAnotherProcess } from "../support/other-process.ts";
-import { tempDirs } from "../support/temp-dirs.ts";
+import { startGantry, type Gantry } from "../support/harness";
+import { seenFromAnotherProcess } from "../support/other-process";
+import { tempDirs } from "../support/temp-dirs";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BUN = process.execPath;

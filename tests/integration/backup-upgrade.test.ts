@@ -4,8 +4,8 @@ import { Database } from "bun:sqlite";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import { SchemaTooNewError, openDatabase } from "../../src/store/db";
-import { MIGRATIONS, SCHEMA_VERSION } from "../../src/store/migrations";
+import { SchemaTooNewError, openDatabase } from "../../src/store/sqlite/db";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../src/store/sqlite/migrations";
 import { pollUntil } from "../support/poll";
 import { tempDirs } from "../support/temp-dirs";
 

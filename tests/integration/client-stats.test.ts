@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startGantry, type Gantry } from "../support/harness.ts";
+import { startGantry, type Gantry } from "../support/harness";
 
 const ROOT = join(import.meta.dir, "..", "..");
 

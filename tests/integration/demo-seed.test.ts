@@ -4,12 +4,12 @@
  * and seeding a kept data dir again adds no second helping.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { seedDemo, type DemoSeed } from "../../src/cli/demo-seed.ts";
-import { DEMO_CLIENTS_KNOWN, DEMO_CLIENTS_ONLINE } from "../../src/cli/demo-seed-clients.ts";
-import { compareVersions } from "../../src/site/versions.ts";
-import { createSimulatedUpstream } from "../../src/gateway/simulator/simulated-upstream.ts";
-import { authed, startGantry, type Gantry } from "../support/harness.ts";
-import { pollUntil } from "../support/poll.ts";
+import { seedDemo, type DemoSeed } from "../../src/cli/demo-seed";
+import { DEMO_CLIENTS_KNOWN, DEMO_CLIENTS_ONLINE } from "../../src/cli/demo-seed-clients";
+import { compareVersions } from "../../src/site/releases/versions";
+import { createSimulatedUpstream } from "../../src/gateway/simulator/simulated-upstream";
+import { authed, startGantry, type Gantry } from "../support/harness";
+import { pollUntil } from "../support/poll";
 
 let upstream: ReturnType<typeof Bun.serve>;
 let g: Gantry;

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { pollUntil } from "../support/poll.ts";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
+import { pollUntil } from "../support/poll";
 
 /** Naive SSE reader for assertions: frames with data, comments and bare `event:` frames skipped. */
 function dataLines(text: string): string[] {

@@ -7,8 +7,8 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ClientStore } from "../../src/store/client-store";
-import { startGantry, type Gantry } from "../support/harness.ts";
+import { ClientStore } from "../../src/store/sqlite/clients";
+import { startGantry, type Gantry } from "../support/harness";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const T0 = Date.parse("2025-06-15T12:00:00.000Z");

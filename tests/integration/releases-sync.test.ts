@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { join } from "node:path";
 import { bytesOf, startFakeGitHub, type FakeGitHub, type FakeRelease } from "../support/fake-github";
 import { startGantry, type Gantry } from "../support/harness";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { pollUntil } from "../support/poll";
 import { tempDirs } from "../support/temp-dirs";
 

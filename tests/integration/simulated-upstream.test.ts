@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createSimulatedUpstream } from "../../src/gateway/simulator/simulated-upstream.ts";
+import { createSimulatedUpstream } from "../../src/gateway/simulator/simulated-upstream";
 
 /** Naive SSE reader for assertions. */
 function parse(text: string): any[] {

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { AppError } from "../../src/errors.ts";
-import { filterAnnouncements, normalizeLocale, parseAnnouncementQuery } from "../../src/site/announcements.ts";
-import type { Announcement, AnnouncementQuery } from "../../src/site/types.ts";
-import { compareVersions, isValidVersion } from "../../src/site/versions.ts";
-import { junkJson, runs, trickyString } from "./arbitraries.ts";
+import { AppError } from "../../src/errors";
+import { filterAnnouncements, normalizeLocale, parseAnnouncementQuery } from "../../src/site/announcements/announcements";
+import type { Announcement, AnnouncementQuery } from "../../src/site/types";
+import { compareVersions, isValidVersion } from "../../src/site/releases/versions";
+import { junkJson, runs, trickyString } from "./arbitraries";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");
 const HOUR = 3_600_000;

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { AppError } from "../../src/errors.ts";
-import { normalizeResponsesRequest } from "../../src/gateway/normalize.ts";
-import type { JsonObject } from "../../src/gateway/responses-types.ts";
-import { chatToResponses, type ChatToResponsesResult } from "../../src/gateway/translate/chat-to-responses.ts";
-import { deepFreeze, jsonObjectOf, junkJson, orJunk, runs, trickyString, withOneDefect } from "./arbitraries.ts";
+import { AppError } from "../../src/errors";
+import { normalizeResponsesRequest } from "../../src/gateway/translate/normalize";
+import type { JsonObject } from "../../src/gateway/responses-types";
+import { chatToResponses, type ChatToResponsesResult } from "../../src/gateway/translate/chat-to-responses";
+import { deepFreeze, jsonObjectOf, junkJson, orJunk, runs, trickyString, withOneDefect } from "./arbitraries";
 
 // ---- chat request bodies: a model of valid requests, with junk in any field ------------------------------
 

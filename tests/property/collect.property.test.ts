@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { createResponseCollector, type CollectedResponse } from "../../src/gateway/collect.ts";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
-import { runs } from "./arbitraries.ts";
-import { anyEvents, argsOf, eventsOf, junkEvent, streamSpec, textOfPart } from "./responses-stream-model.ts";
+import { createResponseCollector, type CollectedResponse } from "../../src/gateway/stream/collect";
+import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import { runs } from "./arbitraries";
+import { anyEvents, argsOf, eventsOf, junkEvent, streamSpec, textOfPart } from "./responses-stream-model";
 
 function collect(events: ResponsesStreamEvent[]): CollectedResponse {
   const c = createResponseCollector();

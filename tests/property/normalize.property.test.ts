@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { AppError } from "../../src/errors.ts";
-import { normalizeResponsesRequest, type NormalizeOptions } from "../../src/gateway/normalize.ts";
-import type { JsonObject, ResponsesRequest } from "../../src/gateway/responses-types.ts";
-import { deepFreeze, jsonObjectOf, junkJson, orJunk, runs, trickyString } from "./arbitraries.ts";
+import { AppError } from "../../src/errors";
+import { normalizeResponsesRequest, type NormalizeOptions } from "../../src/gateway/translate/normalize";
+import type { JsonObject, ResponsesRequest } from "../../src/gateway/responses-types";
+import { deepFreeze, jsonObjectOf, junkJson, orJunk, runs, trickyString } from "./arbitraries";
 
 const ENCRYPTED = "reasoning.encrypted_content";
 const KNOWN_ROLES = new Set(["user", "assistant", "developer", "system"]);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { parseRange, type ByteRange } from "../../src/site/range.ts";
-import { runs, trickyString } from "./arbitraries.ts";
+import { parseRange, type ByteRange } from "../../src/site/downloads/range";
+import { runs, trickyString } from "./arbitraries";
 
 /** Representation sizes: empty, tiny, ordinary, and past Number's exact integers. */
 const size = fc.oneof(

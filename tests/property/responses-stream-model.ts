@@ -4,8 +4,8 @@
  * stream-to-chat, responses-to-chat and collector properties.
  */
 import fc from "fast-check";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
-import { jsonObjectOf, junkJson, orJunk, ownObject, trickyString } from "./arbitraries.ts";
+import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import { jsonObjectOf, junkJson, orJunk, ownObject, trickyString } from "./arbitraries";
 
 export type PartSpec = { kind: "output_text" | "refusal"; chunks: string[] };
 export type ItemSpec =

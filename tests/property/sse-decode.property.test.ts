@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/sse/decode.ts";
-import { decodeChunks } from "../support/fixtures.ts";
-import { cutPoints, junkJson, runs, splitAt, trickyString } from "./arbitraries.ts";
+import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/stream/sse/decode";
+import { decodeChunks } from "../support/fixtures";
+import { cutPoints, junkJson, runs, splitAt, trickyString } from "./arbitraries";
 
 const utf8 = new TextEncoder();
 

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { AppError } from "../../src/errors.ts";
-import { createResponseCollector } from "../../src/gateway/collect.ts";
-import type { ResponseObject, ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
-import { responsesToChat } from "../../src/gateway/translate/responses-to-chat.ts";
-import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat.ts";
-import { runs } from "./arbitraries.ts";
-import { anyEvents, argsOf, eventsOf, streamSpec, textOfPart, type StreamSpec } from "./responses-stream-model.ts";
+import { AppError } from "../../src/errors";
+import { createResponseCollector } from "../../src/gateway/stream/collect";
+import type { ResponseObject, ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import { responsesToChat } from "../../src/gateway/translate/responses-to-chat";
+import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat";
+import { runs } from "./arbitraries";
+import { anyEvents, argsOf, eventsOf, streamSpec, textOfPart, type StreamSpec } from "./responses-stream-model";
 
 const OPTS = { id: "chatcmpl-1", created: 1700000000, model: "gpt-x" };
 

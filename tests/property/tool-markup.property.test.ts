@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece } from "../../src/gateway/tool-markup.ts";
-import { cutPoints, runs, splitAt } from "./arbitraries.ts";
+import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece } from "../../src/gateway/stream/tool-markup";
+import { cutPoints, runs, splitAt } from "./arbitraries";
 
 const TOOLS = new Set(["get_weather", "search"]);
 const BLOCK_TAGS = ["tool_use", "tool_call", "tool_calls", "function_call", "function_calls"];

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { compareVersions, isPrerelease, isValidVersion, normalizeVersion, parseVersion } from "../../src/site/versions.ts";
-import { runs, trickyString } from "./arbitraries.ts";
+import { compareVersions, isPrerelease, isValidVersion, normalizeVersion, parseVersion } from "../../src/site/releases/versions";
+import { runs, trickyString } from "./arbitraries";
 
 const num = fc.oneof(
   { weight: 6, arbitrary: fc.nat(12).map(String) },

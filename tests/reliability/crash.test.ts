@@ -12,7 +12,7 @@
  * about a second of load each. GANTRY_RELIABILITY_SEED replays a run's kill moments.
  */
 import { Database } from "bun:sqlite";
-import { ClientStore } from "../../src/store/client-store";
+import { ClientStore } from "../../src/store/sqlite/clients";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

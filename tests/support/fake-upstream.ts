@@ -5,21 +5,21 @@
  * abort propagation can be asserted from the upstream's side.
  */
 
-import type { ResponsesStreamEvent, ResponsesUsage } from "../../src/gateway/responses-types.ts";
+import type { ResponsesStreamEvent, ResponsesUsage } from "../../src/gateway/responses-types";
 import {
   buildResponseEvents,
   encodeEventFrames,
   type ResponseEventSpec,
   type SimulatedCall,
-} from "../../src/gateway/simulator/events.ts";
+} from "../../src/gateway/simulator/events";
 import {
   ALL_QUIRKS,
   checkUpstreamQuirks,
   estimateInputTokens,
   lastUserText,
   type UpstreamQuirk,
-} from "../../src/gateway/simulator/simulated-upstream.ts";
-import { sampleFromSchema } from "../../src/gateway/simulator/tool-arguments.ts";
+} from "../../src/gateway/simulator/simulated-upstream";
+import { sampleFromSchema } from "../../src/gateway/simulator/tool-arguments";
 
 export type Scenario =
   | { kind: "text"; text: string; deltas?: number; delayMs?: number; usage?: Partial<ResponsesUsage> }

@@ -2,9 +2,9 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/sse/decode.ts";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
-import type { HeartbeatRecord, MergedHeartbeat } from "../../src/site/heartbeat-input.ts";
+import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/stream/sse/decode";
+import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { HeartbeatRecord, MergedHeartbeat } from "../../src/site/heartbeats/heartbeat-input";
 
 const DIR = join(import.meta.dir, "..", "fixtures", "responses");
 

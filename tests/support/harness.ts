@@ -6,7 +6,7 @@ import { defaultConfig, type Config } from "../../src/config";
 import { createDeps, type AppDeps } from "../../src/deps";
 import { createLogger, silentLogger, type Logger } from "../../src/log";
 import { startServer, type RunningServer } from "../../src/server";
-import type { KeyFields } from "../../src/store/keys";
+import type { KeyFields } from "../../src/store/sqlite/keys";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

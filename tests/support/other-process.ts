@@ -4,7 +4,7 @@
  * and may check how soon it did.
  */
 import { expect } from "bun:test";
-import { GENERATION_POLL_MS } from "../../src/store/generation-stamp";
+import { GENERATION_POLL_MS } from "../../src/store/sqlite/generation-stamp";
 import { pollUntil } from "./poll";
 
 /**

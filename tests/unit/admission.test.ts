@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { admit, authenticate, bearerToken, formatDuration, rateLimitHeaders } from "../../src/gateway/admission";
-import { KeyCache } from "../../src/gateway/key-cache";
+import { admit, authenticate, bearerToken, formatDuration, rateLimitHeaders } from "../../src/gateway/limits/admission";
+import { KeyCache } from "../../src/gateway/keys/key-cache";
 import { InProcessLimiter } from "../../src/gateway/limits/limiter";
-import { openDatabase } from "../../src/store/db";
-import { KeyStore, type KeyFields } from "../../src/store/keys";
+import { openDatabase } from "../../src/store/sqlite/db";
+import { KeyStore, type KeyFields } from "../../src/store/sqlite/keys";
 import { AppError } from "../../src/errors";
 
 const NOW = Date.parse("2026-06-01T00:00:00Z");

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/errors";
 import {
   AnnouncementInput,
   ReshowInput,
@@ -9,9 +9,9 @@ import {
   reshowKey,
   resolveAnnouncement,
   type AnnouncementFields,
-} from "../../src/site/announcement-input.ts";
-import { announcementInputFromFlags, applyLocaleTexts } from "../../src/cli/announcements.ts";
-import { UsageError } from "../../src/cli/common.ts";
+} from "../../src/site/announcements/announcement-input";
+import { announcementInputFromFlags, applyLocaleTexts } from "../../src/cli/announcements";
+import { UsageError } from "../../src/cli/common";
 import { thrownAppError } from "../support/app-error";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");

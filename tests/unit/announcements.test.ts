@@ -9,9 +9,9 @@ import {
   normalizeLocale,
   parseAnnouncementQuery,
   pickLocaleText,
-} from "../../src/site/announcements.ts";
-import type { Announcement, AnnouncementQuery } from "../../src/site/types.ts";
-import { AppError } from "../../src/errors.ts";
+} from "../../src/site/announcements/announcements";
+import type { Announcement, AnnouncementQuery } from "../../src/site/types";
+import { AppError } from "../../src/errors";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
-import { chatToResponses, DROPPED_CHAT_FIELDS } from "../../src/gateway/translate/chat-to-responses.ts";
+import { AppError } from "../../src/errors";
+import { chatToResponses, DROPPED_CHAT_FIELDS } from "../../src/gateway/translate/chat-to-responses";
 
 const MODEL = "gpt-test";
 

@@ -7,8 +7,8 @@ import {
   normalizeFileType,
   normalizePlatform,
   pickWebZip,
-} from "../../src/site/classify.ts";
-import type { Asset } from "../../src/site/types.ts";
+} from "../../src/site/releases/classify";
+import type { Asset } from "../../src/site/types";
 
 describe("classifyAsset", () => {
   const table: Array<[string, string, string, string]> = [

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/errors";
 import {
   aggregateClientStats,
   bucketOnlineSeries,
@@ -7,7 +7,7 @@ import {
   onlineSince,
   parseSeriesQuery,
   type ClientGroup,
-} from "../../src/site/client-stats.ts";
+} from "../../src/site/heartbeats/client-stats";
 
 const NOW = Date.parse("2025-06-15T12:34:56.789Z");
 const MIN = 60_000;

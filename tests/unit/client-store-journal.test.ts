@@ -1,7 +1,7 @@
 /** The heartbeat journal: appended in batches, folded into clients with the same rules as a direct write. */
 import { expect, test } from "bun:test";
-import { openDatabase } from "../../src/store/db";
-import { ClientStore } from "../../src/store/client-store";
+import { openDatabase } from "../../src/store/sqlite/db";
+import { ClientStore } from "../../src/store/sqlite/clients";
 import { mergedHeartbeat } from "../support/fixtures";
 
 const beat = mergedHeartbeat;

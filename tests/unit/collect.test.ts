@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { addOutputText } from "openai/lib/ResponsesParser";
-import { createResponseCollector, streamErrorOf, usageOf } from "../../src/gateway/collect.ts";
-import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
-import { fixtureEvents } from "../support/fixtures.ts";
+import { createResponseCollector, streamErrorOf, usageOf } from "../../src/gateway/stream/collect";
+import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import { fixtureEvents } from "../support/fixtures";
 
 function collect(events: ResponsesStreamEvent[]) {
   const c = createResponseCollector();

@@ -1,7 +1,7 @@
 /** DocumentCache: kept until the source's stamp moves, or (getUntil) until the time the builder named. */
 import { expect, test } from "bun:test";
 import { DocumentCache } from "../../src/site/document-cache";
-import { nextVisibilityChange } from "../../src/site/announcements";
+import { nextVisibilityChange } from "../../src/site/announcements/announcements";
 import type { Announcement } from "../../src/site/types";
 
 test("built once per key while the stamp stays; rebuilt after it moves", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows, sanitizeFileName } from "../../src/site/download-headers";
+import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows, sanitizeFileName } from "../../src/site/downloads/download-headers";
 
 describe("sanitizeFileName", () => {
   test("keeps ordinary names", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { multipartByteranges } from "../../src/site/download-multipart";
+import { multipartByteranges } from "../../src/site/downloads/download-multipart";
 
 const data = new TextEncoder().encode("0123456789abcdefghijklmnopqrstuvwxyz");
 const blob = new Blob([data]);

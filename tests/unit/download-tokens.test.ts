@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "../../src/site/download-tokens";
-import type { TokenRecord } from "../../src/store/download-store";
+import { isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "../../src/site/downloads/download-tokens";
+import type { TokenRecord } from "../../src/store/sqlite/downloads";
 
 const sha = "cd".repeat(32);
 const token = (over: Partial<TokenRecord> = {}): TokenRecord => ({

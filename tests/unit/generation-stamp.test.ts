@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
-import { openDatabase } from "../../src/store/db";
-import { GENERATION_POLL_MS, GenerationStamp } from "../../src/store/generation-stamp";
+import { openDatabase } from "../../src/store/sqlite/db";
+import { GENERATION_POLL_MS, GenerationStamp } from "../../src/store/sqlite/generation-stamp";
 
 const KEY = "announcements_generation";
 let db: Database;

@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/errors";
 import {
   HEARTBEAT_FIELD_LIMITS,
   heartbeatReply,
   mergeHeartbeats,
   parseHeartbeat,
   resolveClientId,
-} from "../../src/site/heartbeat-input.ts";
-import { heartbeatRecord } from "../support/fixtures.ts";
+} from "../../src/site/heartbeats/heartbeat-input";
+import { heartbeatRecord } from "../support/fixtures";
 import { thrownAppError } from "../support/app-error";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");

@@ -1,11 +1,11 @@
 /** HeartbeatService with a fake store: grouping into one write, acknowledgement after it, 503 on failure. */
 import { expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
-import { silentLogger } from "../../src/log.ts";
-import type { ClientStore } from "../../src/store/client-store.ts";
-import type { MergedHeartbeat } from "../../src/site/heartbeat-input.ts";
-import { HeartbeatService } from "../../src/site/heartbeat-service.ts";
-import { heartbeatRecord } from "../support/fixtures.ts";
+import { AppError } from "../../src/errors";
+import { silentLogger } from "../../src/log";
+import type { ClientStore } from "../../src/store/sqlite/clients";
+import type { MergedHeartbeat } from "../../src/site/heartbeats/heartbeat-input";
+import { HeartbeatService } from "../../src/site/heartbeats/heartbeat-service";
+import { heartbeatRecord } from "../support/fixtures";
 
 const hb = heartbeatRecord;
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { classifyAsset } from "../../src/site/classify.ts";
+import { classifyAsset } from "../../src/site/releases/classify";
 import {
   buildLatestDocument,
   buildLegacyManifest,
@@ -7,9 +7,9 @@ import {
   pickLatestRelease,
   rankReleases,
   type SiteContext,
-} from "../../src/site/latest.ts";
-import type { Asset, Release } from "../../src/site/types.ts";
-import { AppError } from "../../src/errors.ts";
+} from "../../src/site/releases/latest";
+import type { Asset, Release } from "../../src/site/types";
+import { AppError } from "../../src/errors";
 
 const HEX = "ab".repeat(32);
 const ctx: SiteContext = { baseUrl: "https://updates.example.com/", heartbeatIntervalSeconds: 60, onlineWindowSeconds: 300 };

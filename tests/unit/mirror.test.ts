@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FileSystemMirror, MirrorWriteError } from "../../src/site/mirror";
+import { FileSystemMirror, MirrorWriteError } from "../../src/site/downloads/mirror";
 
 const dirs: string[] = [];
 function mirror(): FileSystemMirror {

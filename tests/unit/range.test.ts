@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "../../src/site/range.ts";
+import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "../../src/site/downloads/range";
 
 const r = (...pairs: Array<[number, number]>): RangeResult => ({
   kind: "ranges",

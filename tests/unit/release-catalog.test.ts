@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors";
-import { checkClassification, checkReleaseMeta, parsePublishArgument } from "../../src/site/release-catalog";
+import { checkClassification, checkReleaseMeta, parsePublishArgument } from "../../src/site/releases/release-catalog";
 
 describe("publish arguments", () => {
   test("local paths and NAME=URL pairs", () => {

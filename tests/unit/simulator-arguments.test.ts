@@ -1,7 +1,7 @@
 /** The simulated model's tool-call arguments follow the tool's schema and the user's words, like a real model's. */
 import { describe, expect, test } from "bun:test";
-import { planDemoReply } from "../../src/gateway/simulator/simulated-upstream.ts";
-import { placeIn, sampleFromSchema } from "../../src/gateway/simulator/tool-arguments.ts";
+import { planDemoReply } from "../../src/gateway/simulator/simulated-upstream";
+import { placeIn, sampleFromSchema } from "../../src/gateway/simulator/tool-arguments";
 
 describe("placeIn", () => {
   const cases: Array<[string, string | null]> = [

@@ -4,8 +4,8 @@ import {
   encodeEventFrames,
   encodeEventStream,
   splitIntoDeltas,
-} from "../../src/gateway/simulator/events.ts";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
+} from "../../src/gateway/simulator/events";
+import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
 
 /** A deliberately naive SSE reader: enough to prove the encoding is standard framing, not to test a parser. */
 function parseSse(text: string): Array<{ event?: string; data: string }> {

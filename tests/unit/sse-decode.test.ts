@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/sse/decode.ts";
-import { FIXTURE_NAMES, decodeChunks, loadFixture } from "../support/fixtures.ts";
+import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/stream/sse/decode";
+import { FIXTURE_NAMES, decodeChunks, loadFixture } from "../support/fixtures";
 
 const utf8 = new TextEncoder();
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/sse/decode.ts";
-import { encodeData, encodeEvent, SSE_DONE, SSE_KEEPALIVE } from "../../src/gateway/sse/encode.ts";
-import { FIXTURE_NAMES, fixtureEvents } from "../support/fixtures.ts";
+import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/stream/sse/decode";
+import { encodeData, encodeEvent, SSE_DONE, SSE_KEEPALIVE } from "../../src/gateway/stream/sse/encode";
+import { FIXTURE_NAMES, fixtureEvents } from "../support/fixtures";
 
 function decode(text: string): SseEvent[] {
   const d = createSseDecoder();

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
-import { createResponsesStreamRewriter } from "../../src/gateway/stream-rewrite.ts";
+import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import { createResponsesStreamRewriter } from "../../src/gateway/stream/stream-rewrite";
 
 const TOOLS = new Set(["get_weather", "search"]);
 const MARKUP = '<tool_use>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_use>';

@@ -3,9 +3,9 @@ import { APIError } from "openai";
 import { ChatCompletionStream } from "openai/lib/ChatCompletionStream";
 import { Stream } from "openai/streaming";
 import type { ChatCompletionChunk as SdkChunk } from "openai/resources/chat/completions";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types.ts";
-import type { ChatCompletionChunk } from "../../src/gateway/translate/chat-types.ts";
-import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat.ts";
+import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ChatCompletionChunk } from "../../src/gateway/translate/chat-types";
+import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat";
 
 // Compile-time check (tsc): our chunk type is assignable to the SDK's.
 export type ChunkMatchesSdk = ChatCompletionChunk extends SdkChunk ? true : never;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { firstPageUrl, isValidRepo, parseLinkNext } from "../../src/site/sync-github";
+import { firstPageUrl, isValidRepo, parseLinkNext } from "../../src/site/releases/sync-github";
 
 describe("GitHub listing helpers", () => {
   test("parseLinkNext", () => {

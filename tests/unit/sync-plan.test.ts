@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import type { AssetRecord, ReleaseRecord } from "../../src/store/release-store";
-import type { GitHubAsset, GitHubRelease } from "../../src/site/sync-github";
-import { planSync } from "../../src/site/sync-plan";
+import type { AssetRecord, ReleaseRecord } from "../../src/store/sqlite/releases";
+import type { GitHubAsset, GitHubRelease } from "../../src/site/releases/sync-github";
+import { planSync } from "../../src/site/releases/sync-plan";
 
 const NOW = "2026-01-01T00:00:00.000Z";
 const HEX = "ab".repeat(32);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { formatBytes, formatDuration, renderProgressLine, terminalProgress } from "../../src/site/sync-progress";
+import { formatBytes, formatDuration, renderProgressLine, terminalProgress } from "../../src/site/releases/sync-progress";
 
 describe("progress rendering", () => {
   test("bytes, speed and ETA", () => {

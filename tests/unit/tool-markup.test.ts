@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { MAX_BLOCK_CHARS, cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece } from "../../src/gateway/tool-markup.ts";
+import { MAX_BLOCK_CHARS, cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece } from "../../src/gateway/stream/tool-markup";
 
 const TOOLS = new Set(["get_weather", "search"]);
 const PARIS = JSON.stringify({ city: "Paris" });

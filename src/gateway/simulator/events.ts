@@ -14,7 +14,7 @@ import type {
   ResponsesRequest,
   ResponsesStreamEvent,
   ResponsesUsage,
-} from "../responses-types.ts";
+} from "../responses-types";
 
 export interface SimulatedCall {
   name: string;

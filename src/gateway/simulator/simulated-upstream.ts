@@ -7,9 +7,9 @@
  * The quirk checks are exported because the integration tests' fake upstream must refuse exactly the same things.
  */
 
-import type { JsonObject, ResponsesRequest, ResponsesStreamEvent } from "../responses-types.ts";
-import { buildResponseEvents, encodeEventFrames, estimateTokens, type SimulatedCall } from "./events.ts";
-import { sampleFromSchema } from "./tool-arguments.ts";
+import type { JsonObject, ResponsesRequest, ResponsesStreamEvent } from "../responses-types";
+import { buildResponseEvents, encodeEventFrames, estimateTokens, type SimulatedCall } from "./events";
+import { sampleFromSchema } from "./tool-arguments";
 
 export const DEMO_MODELS = ["demo-mini", "demo-large", "gpt-5.4"];
 

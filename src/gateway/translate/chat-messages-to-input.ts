@@ -2,8 +2,8 @@
  * Chat `messages` -> Responses `input` items (and the leading system/developer text as `instructions`).
  * Part of the chat-to-responses translation: roles, content parts, tool calls and tool results.
  */
-import type { JsonObject } from "../responses-types.ts";
-import { invalid, isObject } from "./request-checks.ts";
+import type { JsonObject } from "../responses-types";
+import { invalid, isObject } from "./request-checks";
 
 /**
  * System and developer messages that come before the first other message form `instructions`, joined in

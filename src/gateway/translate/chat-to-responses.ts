@@ -9,9 +9,9 @@
  * Responses upstream would only turn into an upstream 400 the caller cannot act on.
  */
 
-import type { JsonObject, ResponsesRequest } from "../responses-types.ts";
-import { messagesToInput } from "./chat-messages-to-input.ts";
-import { invalid, isObject } from "./request-checks.ts";
+import type { JsonObject, ResponsesRequest } from "../responses-types";
+import { messagesToInput } from "./chat-messages-to-input";
+import { invalid, isObject } from "./request-checks";
 
 /** Chat fields accepted but not forwarded, each with the reason (the README lists these). */
 export const DROPPED_CHAT_FIELDS: Readonly<Record<string, string>> = Object.freeze({

@@ -5,7 +5,7 @@
  * expects to read.
  */
 
-import type { JsonObject } from "../responses-types.ts";
+import type { JsonObject } from "../responses-types";
 
 export type ChatRole = "system" | "developer" | "user" | "assistant" | "tool" | "function";
 

@@ -3,10 +3,10 @@
  * the upstream stream first (collect.ts), because the upstream's own terminal `output` can be empty.
  */
 
-import { AppError } from "../../errors.ts";
-import { mapStreamFailure } from "../failure.ts";
-import type { ResponseObject, ResponsesUsage } from "../responses-types.ts";
-import type { ChatCompletion, ChatCompletionMessage, ChatFinishReason, ChatToolCall, ChatUsage } from "./chat-types.ts";
+import { AppError } from "../../errors";
+import { mapStreamFailure } from "../stream/failure";
+import type { ResponseObject, ResponsesUsage } from "../responses-types";
+import type { ChatCompletion, ChatCompletionMessage, ChatFinishReason, ChatToolCall, ChatUsage } from "./chat-types";
 
 export function responsesToChat(
   response: ResponseObject,

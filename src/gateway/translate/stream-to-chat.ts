@@ -7,10 +7,10 @@
  * because a truncated reply reported as a clean `stop` is indistinguishable from a complete one.
  */
 
-import type { ResponsesStreamEvent } from "../responses-types.ts";
-import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types.ts";
-import { mapStreamFailure } from "../failure.ts";
-import { finishReason, usageToChat } from "./responses-to-chat.ts";
+import type { ResponsesStreamEvent } from "../responses-types";
+import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types";
+import { mapStreamFailure } from "../stream/failure";
+import { finishReason, usageToChat } from "./responses-to-chat";
 
 export interface ChatStreamTranslatorOptions {
   id: string;

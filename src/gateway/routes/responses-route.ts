@@ -1,0 +1,127 @@
+/**
+ * POST /v1/responses: admission, normalisation, the forced-streaming upstream call, and the reply —
+ * the upstream's events as they arrive (cleaned where needed), or the collected response object.
+ */
+import type { AppDeps } from "../../deps";
+import { readJsonObject } from "../../http/body";
+import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel } from "../call";
+import { collectUpstream } from "../stream/collect-upstream";
+import { IDLE, UpstreamEventSource } from "../stream/event-source";
+import { failedResponseEvent, mapStreamFailure } from "../stream/failure";
+import { normalizeResponsesRequest } from "../translate/normalize";
+import { relayRaw } from "../stream/raw-relay";
+import type { ResponsesRequest, ResponsesStreamEvent } from "../responses-types";
+import { SSE_KEEPALIVE, encodeEvent } from "../stream/sse/encode";
+import { createResponsesStreamRewriter } from "../stream/stream-rewrite";
+
+export function isRawMode(headers: Headers): boolean {
+  const mode = headers.get("x-upstream-mode");
+  if (mode && mode.trim().toLowerCase() === "raw") return true;
+  const flag = headers.get("x-upstream-raw-passthrough");
+  return flag !== null && /^(true|1|yes)$/i.test(flag.trim());
+}
+
+/** Names of the function tools a request defines: markup naming one of them becomes a real call. */
+export function functionToolNames(tools: unknown): Set<string> {
+  const names = new Set<string>();
+  if (!Array.isArray(tools)) return names;
+  for (const t of tools) {
+    if (t && typeof t === "object") {
+      const name = (t as any).name ?? (t as any).function?.name;
+      if (typeof name === "string") names.add(name);
+    }
+  }
+  return names;
+}
+
+export async function handleResponses(deps: AppDeps, request: Request): Promise<Response> {
+  const call = new GatewayCall(deps, request, "responses");
+  try {
+    await call.authenticate();
+    const { body, bytes, text } = await readJsonObject(request, deps.config.maxBodyBytes);
+    checkJsonDepth(text);
+    call.model = requireModel(body);
+    const raw = isRawMode(request.headers);
+    const wantsStream = optionalBoolean(body, "stream") === true;
+    const maxTokens = optionalCount(body, "max_output_tokens");
+    call.admit({ model: call.model, maxTokens, maxTokensParam: "max_output_tokens", bodyBytes: bytes });
+
+    if (raw) return await relayRaw(deps, call, text);
+
+    const upstreamRequest = normalizeResponsesRequest(body as ResponsesRequest, deps.normalizeOptions);
+    const reply = await deps.upstream.postResponses(JSON.stringify(upstreamRequest), call.upstreamAbort.signal);
+    call.upstreamTtfbMs = reply.ttfbMs;
+    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000);
+    const toolNames = functionToolNames(upstreamRequest.tools);
+    if (wantsStream) return streamToCaller(deps, call, source, toolNames);
+    const response = await collectUpstream(call, source, toolNames);
+    return Response.json(response, { headers: call.headers() });
+  } catch (err) {
+    call.upstreamAbort.abort();
+    return call.fail(err);
+  }
+}
+
+function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventSource, toolNames: Set<string>): Response {
+  const rewriter = createResponsesStreamRewriter({ toolNames });
+  let lastSequence = -1;
+  const encode = (ev: ResponsesStreamEvent, rawData: string | null): string => {
+    if (typeof ev.sequence_number === "number") lastSequence = ev.sequence_number;
+    // An event the rewriter left alone is forwarded with its original JSON text, no re-serialisation, when that
+    // text fits one `data:` line: upstream JSON spread over several data lines (joined with LF by the decoder)
+    // would otherwise lose its framing, and a line break in the type could forge fields.
+    const oneLine = rawData !== null && !rawData.includes("\n") && !/[\r\n]/.test(ev.type);
+    return oneLine ? `event: ${ev.type}\ndata: ${rawData}\n\n` : encodeEvent(ev);
+  };
+
+  async function* body(): AsyncGenerator<string> {
+    let status = 200;
+    let errorCode: string | null = null;
+    let held = "";
+    try {
+      for await (const batch of source.read()) {
+        if (batch === IDLE) {
+          yield SSE_KEEPALIVE;
+          continue;
+        }
+        let out = "";
+        for (const { sse, ev } of batch) {
+          for (const o of rewriter.push(ev)) out += encode(o, o === ev ? sse.data : null);
+        }
+        // The batch with the terminal event waits for the ledger commit below.
+        if (source.terminal) held += out;
+        else if (out) yield out;
+      }
+      let out = held;
+      for (const o of rewriter.finish()) out += encode(o, null);
+      const failure = source.endFailure;
+      if (failure) {
+        // No terminal event: the caller still gets one, a response.failed with the next sequence number,
+        // carrying the upstream's own error when it sent one.
+        if (!source.terminal) out += encode(failedResponseEvent(source.snapshot, lastSequence + 1, failure.code, failure.message), null);
+        errorCode = failure.code;
+        status = mapStreamFailure(failure.code, failure.message).status;
+      }
+      await call.finish(status, errorCode, source.usage);
+      if (out) yield out;
+    } catch (err) {
+      if (call.upstreamAbort.signal.aborted) {
+        // The caller went away: nothing more to say to it.
+        status = 499;
+        errorCode = "client_closed";
+        return;
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      errorCode = "upstream_stream_error";
+      status = 502;
+      await call.finish(status, errorCode, source.usage);
+      yield held + encode(failedResponseEvent(source.snapshot, lastSequence + 1, errorCode, `The upstream stream failed: ${message}`), null);
+    } finally {
+      // After the terminal event the source has already released the upstream body; aborting then only costs.
+      if (!source.terminal) call.upstreamAbort.abort();
+      call.finish(status, errorCode, source.usage);
+    }
+  }
+
+  return new Response(body() as unknown as BodyInit, { status: 200, headers: call.headers(SSE_HEADERS) });
+}

@@ -1,0 +1,132 @@
+/**
+ * Reads an upstream SSE body as Responses events, and says when the upstream has been silent for a
+ * keep-alive interval (the caller then writes a comment so proxies and clients keep the stream open).
+ * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
+ */
+import { createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
+import { streamErrorOf, usageOf } from "./collect";
+import { STREAM_ENDED_EARLY } from "./failure";
+import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
+
+export const IDLE = Symbol("idle");
+
+export interface UpstreamEvent {
+  sse: SseEvent;
+  ev: ResponsesStreamEvent;
+}
+
+export class UpstreamEventSource {
+  terminal: ResponsesStreamEvent | null = null;
+  usage: ResponsesUsage | null = null;
+  /** The first in-band failure (`error` event or `response.failed`). */
+  failure: { code: string; message: string } | null = null;
+  /** The latest response snapshot (from created / in_progress / terminal), for building a failure event. */
+  snapshot: ResponseObject | null = null;
+  lastSequence = -1;
+
+  constructor(
+    private readonly body: ReadableStream<Uint8Array>,
+    private readonly keepAliveMs: number,
+  ) {}
+
+  /** Yields batches of events as they arrive, or IDLE after each silent keep-alive interval. Throws on transport errors and malformed events. */
+  async *read(): AsyncGenerator<UpstreamEvent[] | typeof IDLE> {
+    const reader = this.body.getReader();
+    const decoder = createSseDecoder();
+    let pending: ReturnType<typeof reader.read> | null = null;
+    try {
+      for (;;) {
+        pending ??= reader.read();
+        const result = await this.next(pending);
+        // The finished wait's resolver: the timer must find nothing to wake, and nothing should retain it.
+        this.wake = null;
+        if (result === IDLE) {
+          yield IDLE;
+          continue;
+        }
+        pending = null;
+        if (result.done) break;
+        const batch = this.accept(decoder.push(result.value));
+        if (batch.length) yield batch;
+        // The terminal event is the end of the response, whether or not the upstream closes the connection
+        // after it (one that keeps it open would otherwise hold the caller until an idle timeout).
+        if (this.terminal) return;
+      }
+      const rest = this.accept(decoder.end());
+      if (rest.length) yield rest;
+    } finally {
+      this.stopKeepAlive();
+      reader.cancel().catch(() => {});
+    }
+  }
+
+  // Keep-alive: ONE timer per stream instead of a setTimeout + Promise.race per read (a timer and three promises
+  // for every chunk). `waitStart` is when the current wait began; the timer, when it fires, either wakes the wait with IDLE
+  // (silent for a whole interval) or re-arms itself for the time left. It only lives while a wait is in progress
+  // (it disarms when it finds none), so a reply the caller stopped pulling holds nothing for longer than one interval.
+  private waitStart = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private wake: ((v: typeof IDLE) => void) | null = null;
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    if (!this.wake) return;
+    const left = this.keepAliveMs - (performance.now() - this.waitStart);
+    // 1 ms of slack: timers are not more precise than that, and an early re-arm for 0 ms would only spin.
+    if (left > 1) {
+      this.timer = setTimeout(this.onTimer, left);
+      return;
+    }
+    const wake = this.wake;
+    this.wake = null;
+    wake(IDLE);
+  };
+
+  /** The read's result, or IDLE once keepAliveMs pass without it. */
+  private next<T>(pending: Promise<T>): T | typeof IDLE | Promise<T | typeof IDLE> {
+    // Data already buffered (common while the upstream is sending fast): no promise, no timer.
+    if (Bun.peek.status(pending) === "fulfilled") return Bun.peek(pending) as T;
+    this.waitStart = performance.now();
+    this.timer ??= setTimeout(this.onTimer, this.keepAliveMs);
+    return new Promise<T | typeof IDLE>((resolve, reject) => {
+      this.wake = resolve;
+      pending.then(resolve, reject);
+    });
+  }
+
+  private stopKeepAlive(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.wake = null;
+  }
+
+  private accept(events: SseEvent[]): UpstreamEvent[] {
+    const out: UpstreamEvent[] = [];
+    for (const sse of events) {
+      // Nothing after the terminal event belongs to the response (a trailing [DONE], or noise).
+      if (this.terminal) break;
+      const ev = parseStreamEvent(sse);
+      if (ev === "done") continue;
+      this.observe(ev);
+      out.push({ sse, ev });
+    }
+    return out;
+  }
+
+  private observe(ev: ResponsesStreamEvent): void {
+    if (typeof ev.sequence_number === "number") this.lastSequence = ev.sequence_number;
+    if (ev.response && typeof ev.response === "object") this.snapshot = ev.response as ResponseObject;
+    if (TERMINAL_EVENT_TYPES.has(ev.type)) {
+      this.terminal = ev;
+      this.usage = usageOf(ev);
+    }
+    if (!this.failure && (ev.type === "error" || ev.type === "response.failed")) this.failure = streamErrorOf(ev);
+  }
+
+  /**
+   * Once the stream has ended, what went wrong, if anything: the upstream's own in-band failure (an `error`
+   * event, whether or not a `response.failed` followed it), else the stream ending without a terminal event.
+   */
+  get endFailure(): { code: string; message: string } | null {
+    return this.failure ?? (this.terminal === null ? STREAM_ENDED_EARLY : null);
+  }
+}

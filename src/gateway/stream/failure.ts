@@ -1,0 +1,54 @@
+/**
+ * How a failure reaches the caller once the upstream was reached (pure). Before the caller got any byte it is
+ * an HTTP status with the envelope; after, it is in-band: a `response.failed` event with the next
+ * sequence_number for Responses callers (the chat route has its own error chunk).
+ */
+import { AppError } from "../../errors";
+import type { ResponseObject, ResponsesStreamEvent } from "../responses-types";
+
+/** Upstream failure codes that mean the caller's request was at fault. */
+const CALLER_FAULT_CODES = new Set([
+  "context_length_exceeded",
+  "invalid_prompt",
+  "invalid_request_error",
+  "invalid_value",
+  "invalid_image",
+  "invalid_image_url",
+  "unsupported_parameter",
+  "content_policy_violation",
+]);
+
+export function mapStreamFailure(code: string, message: string): AppError {
+  if (code === "rate_limit_exceeded" || code === "insufficient_quota" || code === "usage_not_included") {
+    return new AppError("too_many_requests", message, { rawCode: code, headers: { "retry-after": "1" } });
+  }
+  if (CALLER_FAULT_CODES.has(code)) return new AppError("invalid_request", message, { rawCode: code });
+  return new AppError("upstream_error", message, { rawCode: code });
+}
+
+export function failedResponseEvent(
+  snapshot: ResponseObject | null,
+  sequenceNumber: number,
+  code: string,
+  message: string,
+): ResponsesStreamEvent {
+  const response: ResponseObject = {
+    ...(snapshot ?? { id: "", object: "response", created_at: Math.floor(Date.now() / 1000), model: "", output: [], usage: null }),
+    status: "failed",
+    error: { code, message },
+    incomplete_details: null,
+  } as ResponseObject;
+  return { type: "response.failed", sequence_number: sequenceNumber, response };
+}
+
+export const STREAM_ENDED_EARLY = {
+  code: "stream_incomplete",
+  message: "The upstream stream ended before the response was complete.",
+};
+
+/** A transport or protocol failure while reading the upstream's stream, for a caller not yet answered. */
+export function upstreamStreamError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new AppError("upstream_error", `The upstream stream failed: ${message}`, { rawCode: "upstream_stream_error" });
+}

@@ -1,0 +1,100 @@
+/**
+ * Settlement: when a gateway request ends (completed, failed or abandoned), its real usage replaces the
+ * reservation made at admission, the key's running totals advance, and a ledger row is written.
+ */
+import type { GroupCommit } from "../../store/group-commit";
+import type { LedgerEntry } from "../../store/sqlite/ledger";
+import type { Lease } from "../limits/admission";
+import { compileModelList } from "../limits/model-match";
+import { costOf, type Prices } from "../limits/quota";
+import type { ResponsesUsage } from "../responses-types";
+
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  cachedTokens: number;
+}
+
+export const NO_TOKENS: TokenCounts = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
+
+export function tokenCounts(u: ResponsesUsage | null | undefined): TokenCounts {
+  if (!u) return NO_TOKENS;
+  return {
+    inputTokens: u.input_tokens ?? 0,
+    outputTokens: u.output_tokens ?? 0,
+    reasoningTokens: u.output_tokens_details?.reasoning_tokens ?? 0,
+    cachedTokens: u.input_tokens_details?.cached_tokens ?? 0,
+  };
+}
+
+/** Prices by exact model id first, then by the first glob that matches, as configured. */
+export function createPriceLookup(prices: Record<string, Prices>): (model: string) => Prices | null {
+  const entries = Object.entries(prices).map(([pattern, p]) => ({ matches: compileModelList([pattern]), p }));
+  const cache = new Map<string, Prices | null>();
+  return (model) => {
+    let hit = cache.get(model);
+    if (hit === undefined) {
+      hit = prices[model] ?? entries.find((e) => e.matches(model))?.p ?? null;
+      if (cache.size < 1000) cache.set(model, hit);
+    }
+    return hit;
+  };
+}
+
+export interface RequestOutcome {
+  requestId: string;
+  endpoint: string;
+  model: string;
+  status: number;
+  errorCode: string | null;
+  tokens: TokenCounts;
+  startedAt: number;
+  endedAt: number;
+  upstreamTtfbMs: number | null;
+}
+
+export interface Settler {
+  /** Settles and releases the lease; idempotent per lease. Returns the ledger write's promise. */
+  settle(lease: Lease | null, outcome: RequestOutcome): Promise<void>;
+}
+
+export function createSettler(deps: {
+  ledger: GroupCommit<LedgerEntry>;
+  priceOf: (model: string) => Prices | null;
+  onSettled?: (outcome: RequestOutcome, cost: number) => void;
+}): Settler {
+  const settled = new WeakSet<object>();
+  return {
+    settle(lease, o) {
+      if (lease) {
+        if (settled.has(lease)) return Promise.resolve();
+        settled.add(lease);
+      }
+      const cost = costOf(deps.priceOf(o.model), o.tokens.inputTokens, o.tokens.outputTokens);
+      if (lease) {
+        const u = lease.key.usage;
+        u.requests += 1;
+        u.inputTokens += o.tokens.inputTokens;
+        u.outputTokens += o.tokens.outputTokens;
+        u.tokens += o.tokens.inputTokens + o.tokens.outputTokens;
+        u.spent += cost;
+        lease.release();
+      }
+      deps.onSettled?.(o, cost);
+      return deps.ledger.add({
+        ts: o.endedAt,
+        requestId: o.requestId,
+        keyId: lease?.key.key.id ?? null,
+        model: o.model,
+        endpoint: o.endpoint,
+        status: o.status,
+        errorCode: o.errorCode,
+        ...o.tokens,
+        cost,
+        durationMs: Math.max(0, Math.round(o.endedAt - o.startedAt)),
+        upstreamTtfbMs: o.upstreamTtfbMs,
+      });
+    },
+  };
+}

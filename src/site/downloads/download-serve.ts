@@ -1,0 +1,95 @@
+/**
+ * Answers a `/dl/{token}` request from mirrored bytes: 200, 206 (one range, or multipart/byteranges), 416,
+ * HEAD, If-Range. Responses are built on lazy Blob slices, so Bun sends them with sendfile(2).
+ */
+import { AppError, errorResponse } from "../../errors";
+import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows } from "./download-headers";
+import { multipartByteranges } from "./download-multipart";
+import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "./range";
+
+/** What the handler is told to do at the moments that matter; both are idempotent per token. */
+export interface DownloadHooks {
+  /** A complete GET is about to be answered; false = another request consumed the token first. */
+  consume(): boolean;
+  /** A GET is about to send bytes (counted once per token). */
+  count(): void;
+}
+
+export interface DownloadMeta {
+  name: string;
+  fileType: string;
+  /** Lowercase hex or "" (then no ETag is sent). */
+  sha256: string;
+}
+
+/** Headers every download answer carries. */
+export function baseDownloadHeaders(meta: DownloadMeta): Record<string, string> {
+  const headers: Record<string, string> = {
+    "accept-ranges": "bytes",
+    "content-disposition": contentDisposition(meta.name),
+    // The URL is single-use: no cache should keep it, and nothing should sniff or render it.
+    "cache-control": "private, no-store",
+    "x-content-type-options": "nosniff",
+  };
+  const etag = downloadEtag(meta.sha256);
+  if (etag) headers.etag = etag;
+  return headers;
+}
+
+/** Range decision for a file of known size, with If-Range applied first. */
+export function rangeFor(request: Request, size: number, sha256: string): RangeResult {
+  if (!ifRangeAllows(request.headers.get("if-range"), downloadEtag(sha256))) return { kind: "none" };
+  return parseRange(request.headers.get("range"), size);
+}
+
+export function notSatisfiable(size: number, base: Record<string, string>, head: boolean): Response {
+  const err = new AppError("range_not_satisfiable", `The requested range is outside the file (${size} bytes).`, { param: "range" });
+  const headers = { ...base, "content-range": unsatisfiedContentRange(size) };
+  return head ? new Response(null, { status: 416, headers }) : errorResponse(err, headers);
+}
+
+export function goneResponse(): Response {
+  return errorResponse(
+    new AppError("gone", "This download link has been used; request the download again from /api/v1/download/{assetId}."),
+  );
+}
+
+export function serveFromMirror(request: Request, file: Blob, meta: DownloadMeta, hooks: DownloadHooks): Response {
+  const head = request.method === "HEAD";
+  const size = file.size;
+  const base = baseDownloadHeaders(meta);
+  const type = contentTypeFor(meta.fileType);
+  const range = rangeFor(request, size, meta.sha256);
+
+  if (range.kind === "unsatisfiable") return notSatisfiable(size, base, head);
+
+  if (range.kind === "none") {
+    const headers = { ...base, "content-type": type, "content-length": String(size) };
+    if (head) return new Response(null, { status: 200, headers });
+    if (!hooks.consume()) return goneResponse();
+    hooks.count();
+    return new Response(file, { status: 200, headers });
+  }
+
+  if (range.ranges.length === 1) {
+    const { start, end } = range.ranges[0];
+    const headers = {
+      ...base,
+      "content-type": type,
+      "content-length": String(end - start + 1),
+      "content-range": contentRange(start, end, size),
+    };
+    if (head) return new Response(null, { status: 206, headers });
+    hooks.count();
+    return new Response(file.slice(start, end + 1), { status: 206, headers });
+  }
+
+  const multipart = multipartByteranges(range.ranges, size, type, (r) => file.slice(r.start, r.end + 1).stream());
+  const headers = { ...base, "content-type": multipart.contentType, "content-length": String(multipart.contentLength) };
+  if (head) {
+    multipart.body.cancel().catch(() => {});
+    return new Response(null, { status: 206, headers });
+  }
+  hooks.count();
+  return new Response(multipart.body, { status: 206, headers });
+}

@@ -1,0 +1,286 @@
+/**
+ * The operator's release operations, shared by `gantry releases` and /admin/api/releases: publish (local
+ * files copied into the mirror, or `NAME=URL` assets), update, classify, delete. Validation lives here so
+ * both front ends refuse the same input with the same message.
+ *
+ * Decisions where the issue is silent:
+ * - Publishing a version that exists adds the given assets to it (an asset of the same name is replaced)
+ *   and changes notes / minAppVersion only when given, so per-platform CI jobs can publish one release
+ *   piece by piece. The admin API's POST is stricter (409 on an existing version; use its asset routes).
+ * - Every file is checked before anything is written, and the release rows are written in one
+ *   transaction after all bytes are in the mirror: a failed publish leaves no half release behind.
+ * - Mirror bytes no asset refers to any more are removed.
+ */
+import { statSync } from "node:fs";
+import { basename } from "node:path";
+import { AppError } from "../../errors";
+import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } from "./classify";
+import { sanitizeFileName } from "../downloads/download-headers";
+import { isHttpUrl } from "../downloads/download-fetch";
+import type { Mirror, MirrorObject } from "../downloads/mirror";
+import type { AssetFields, AssetRecord, ReleaseChanges, ReleaseRecord, ReleaseStore } from "../../store/sqlite/releases";
+import type { Arch, Platform } from "../types";
+import { isValidVersion } from "./versions";
+
+/** An asset held here by hand (published or uploaded): nothing to do with a remote, nothing left to mirror. */
+const NOT_SYNCED = {
+  remoteId: null,
+  remoteApiUrl: null,
+  remoteUpdatedAt: null,
+  remoteDigest: null,
+  remoteSize: null,
+  mirrorError: null,
+  mirrorPending: false,
+} as const;
+
+export type PublishSource =
+  | { kind: "file"; path: string; name: string }
+  /** `url` "" = known by name only: listed as unavailable. */
+  | { kind: "url"; name: string; url: string };
+
+export interface ReleaseMeta {
+  notes?: string;
+  minAppVersion?: string;
+  prerelease?: boolean;
+  /** ISO 8601; default now. */
+  publishedAt?: string;
+}
+
+export interface Classification {
+  platform?: string;
+  arch?: string;
+  fileType?: string;
+}
+
+const MAX_VERSION_NOTES = 100_000;
+
+export function checkVersion(version: string, param = "version"): string {
+  const v = version.trim();
+  if (!isValidVersion(v)) {
+    throw new AppError("invalid_request", `'${v.slice(0, 64)}' is not a version (dotted numbers, optional leading v, optional -prerelease).`, { param });
+  }
+  return v;
+}
+
+/** Validates and normalises release metadata; undefined fields stay undefined. */
+export function checkReleaseMeta(meta: ReleaseMeta): ReleaseMeta {
+  const out: ReleaseMeta = {};
+  if (meta.notes !== undefined) {
+    if (meta.notes.length > MAX_VERSION_NOTES) throw new AppError("invalid_request", "Notes are too long.", { param: "notes" });
+    out.notes = meta.notes;
+  }
+  if (meta.minAppVersion !== undefined) {
+    out.minAppVersion = meta.minAppVersion.trim() === "" ? "" : checkVersion(meta.minAppVersion, "minAppVersion");
+  }
+  if (meta.prerelease !== undefined) out.prerelease = meta.prerelease;
+  if (meta.publishedAt !== undefined) {
+    const ms = Date.parse(meta.publishedAt);
+    if (Number.isNaN(ms)) throw new AppError("invalid_request", "publishedAt must be an ISO 8601 date-time.", { param: "publishedAt" });
+    out.publishedAt = new Date(ms).toISOString();
+  }
+  return out;
+}
+
+export function checkAssetName(name: string, param = "name"): string {
+  const clean = sanitizeFileName(name);
+  if (!clean) throw new AppError("invalid_request", "An asset needs a file name.", { param });
+  return clean;
+}
+
+export function checkUpstreamUrl(url: string, param = "url"): string {
+  const u = url.trim();
+  if (u !== "" && !isHttpUrl(u)) throw new AppError("invalid_request", "An asset address must be an http(s) URL (or empty).", { param });
+  return u;
+}
+
+/**
+ * A publish argument: `NAME=URL` (URL http(s) or empty) or a local path. A path may itself contain `=`, so
+ * only a value that is empty or looks like a URL makes it a `NAME=URL` pair.
+ */
+export function parsePublishArgument(arg: string): PublishSource {
+  const m = /^([^=/\\]+)=(.*)$/.exec(arg);
+  if (m && (m[2].trim() === "" || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(m[2].trim()))) {
+    return { kind: "url", name: checkAssetName(m[1]), url: checkUpstreamUrl(m[2]) };
+  }
+  return { kind: "file", path: arg, name: checkAssetName(basename(arg)) };
+}
+
+/** Operator classification: each given value must be one we know (aliases accepted). */
+export function checkClassification(c: Classification): Pick<AssetFields, "platform" | "arch" | "fileType"> {
+  const out: Pick<AssetFields, "platform" | "arch" | "fileType"> = {};
+  if (c.platform !== undefined) {
+    const p = c.platform.trim() === "" ? "" : normalizePlatform(c.platform);
+    if (p === null) throw new AppError("invalid_request", `Unknown platform '${c.platform.slice(0, 32)}'.`, { param: "platform" });
+    out.platform = p as Platform | "";
+  }
+  if (c.arch !== undefined) {
+    const a = c.arch.trim() === "" ? "" : normalizeArch(c.arch);
+    if (a === null) throw new AppError("invalid_request", `Unknown arch '${c.arch.slice(0, 32)}'.`, { param: "arch" });
+    out.arch = a as Arch | "";
+  }
+  if (c.fileType !== undefined) {
+    const t = c.fileType.trim() === "" ? "" : normalizeFileType(c.fileType);
+    if (t === null) throw new AppError("invalid_request", `Unknown file type '${c.fileType.slice(0, 32)}'.`, { param: "fileType" });
+    out.fileType = t;
+  }
+  return out;
+}
+
+export class ReleaseCatalog {
+  constructor(
+    private readonly store: ReleaseStore,
+    private readonly mirror: Mirror,
+    private readonly now: () => number,
+  ) {}
+
+  find(version: string): ReleaseRecord {
+    const r = this.store.get(version);
+    if (!r) throw new AppError("not_found", `No release '${version.slice(0, 64)}'.`, { param: "version" });
+    return r;
+  }
+
+  findAsset(release: ReleaseRecord, idOrName: string): AssetRecord {
+    const a = /^\d+$/.test(idOrName)
+      ? release.assets.find((x) => String(x.id) === idOrName)
+      : release.assets.find((x) => x.name === idOrName);
+    if (!a) throw new AppError("not_found", `Release ${release.version} has no asset '${idOrName.slice(0, 64)}'.`);
+    return a;
+  }
+
+  /** Creates the release (error if `mustBeNew` and it exists) with the given metadata; no assets. */
+  create(version: string, meta: ReleaseMeta, mustBeNew: boolean): ReleaseRecord {
+    const v = checkVersion(version);
+    const m = checkReleaseMeta(meta);
+    return this.store.transaction(() => {
+      const existing = this.store.get(v);
+      if (existing) {
+        if (mustBeNew) throw new AppError("conflict", `Release ${existing.version} exists already.`, { param: "version" });
+        this.store.updateRelease(existing.id, m);
+        return this.store.getById(existing.id)!;
+      }
+      return this.store.createRelease({
+        version: v,
+        notes: m.notes,
+        minAppVersion: m.minAppVersion,
+        prerelease: m.prerelease,
+        publishedAt: m.publishedAt ?? new Date(this.now()).toISOString(),
+      });
+    });
+  }
+
+  /** `gantry releases publish`: see the decisions at the top of this file. */
+  async publish(version: string, sources: PublishSource[], meta: ReleaseMeta = {}): Promise<ReleaseRecord> {
+    const v = checkVersion(version);
+    const m = checkReleaseMeta(meta);
+    const names = new Set<string>();
+    for (const s of sources) {
+      if (names.has(s.name)) throw new AppError("invalid_request", `Two assets are named '${s.name}'.`, { param: "files" });
+      names.add(s.name);
+      if (s.kind === "file") {
+        let ok = false;
+        try {
+          ok = statSync(s.path).isFile();
+        } catch {
+          ok = false;
+        }
+        if (!ok) throw new AppError("invalid_request", `'${s.path}' is not a readable file.`, { param: "files" });
+      }
+    }
+    const stored = new Map<string, MirrorObject>();
+    for (const s of sources) {
+      if (s.kind !== "file") continue;
+      const file = Bun.file(s.path);
+      stored.set(s.name, await this.mirror.put(file.stream(), { expectedSize: file.size }));
+    }
+    const replaced: string[] = [];
+    const release = this.store.transaction(() => {
+      const r = this.create(v, m, false);
+      for (const s of sources) {
+        const obj = stored.get(s.name);
+        const before = this.store.findAsset(r.id, s.name);
+        if (before?.mirrored && before.sha256 && before.sha256 !== obj?.sha256) replaced.push(before.sha256);
+        this.store.upsertAsset(r.id, s.name, {
+          ...(before?.classifiedByOperator ? {} : classifyAsset(s.name)),
+          ...(obj
+            ? { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null }
+            : { sha256: "", size: null, mirrored: false, upstreamUrl: (s as { url: string }).url || null }),
+          ...NOT_SYNCED,
+        });
+      }
+      return this.store.getById(r.id)!;
+    });
+    await this.collect(replaced);
+    return release;
+  }
+
+  /** Adds (or replaces) one asset from a byte stream, e.g. an admin upload. */
+  async upload(version: string, name: string, body: ReadableStream<Uint8Array>, expectedSize: number | null): Promise<AssetRecord> {
+    const release = this.find(version);
+    const clean = checkAssetName(name);
+    const obj = await this.mirror.put(body, { expectedSize });
+    const before = this.store.findAsset(release.id, clean);
+    const asset = this.store.upsertAsset(release.id, clean, {
+      ...(before?.classifiedByOperator ? {} : classifyAsset(clean)),
+      sha256: obj.sha256,
+      size: obj.size,
+      mirrored: true,
+      upstreamUrl: null,
+      ...NOT_SYNCED,
+    });
+    if (before?.mirrored && before.sha256 && before.sha256 !== obj.sha256) await this.collect([before.sha256]);
+    return asset;
+  }
+
+  /** Adds (or replaces) an asset known only by its upstream address. */
+  async addUrlAsset(version: string, name: string, url: string): Promise<AssetRecord> {
+    const release = this.find(version);
+    const clean = checkAssetName(name);
+    const u = checkUpstreamUrl(url);
+    const before = this.store.findAsset(release.id, clean);
+    const asset = this.store.upsertAsset(release.id, clean, {
+      ...(before?.classifiedByOperator ? {} : classifyAsset(clean)),
+      sha256: "",
+      size: null,
+      mirrored: false,
+      upstreamUrl: u || null,
+      mirrorError: null,
+      mirrorPending: false,
+    });
+    if (before?.mirrored && before.sha256) await this.collect([before.sha256]);
+    return asset;
+  }
+
+  update(version: string, meta: ReleaseMeta): ReleaseRecord {
+    const release = this.find(version);
+    this.store.updateRelease(release.id, checkReleaseMeta(meta) as ReleaseChanges);
+    return this.store.getById(release.id)!;
+  }
+
+  /** Operator override of platform / arch / file type; sync and re-publish keep it from then on. */
+  classify(version: string, asset: string, c: Classification): AssetRecord {
+    const release = this.find(version);
+    const a = this.findAsset(release, asset);
+    this.store.updateAsset(a.id, { ...checkClassification(c), classifiedByOperator: true });
+    return this.store.getAsset(a.id)!;
+  }
+
+  async deleteAsset(version: string, asset: string): Promise<void> {
+    const release = this.find(version);
+    const a = this.findAsset(release, asset);
+    this.store.deleteAsset(a.id);
+    if (a.sha256) await this.collect([a.sha256]);
+  }
+
+  async delete(version: string): Promise<ReleaseRecord> {
+    const release = this.find(version);
+    const shas = this.store.deleteRelease(release.id);
+    await this.collect(shas);
+    return release;
+  }
+
+  private async collect(shas: string[]): Promise<void> {
+    for (const sha of new Set(shas)) {
+      if (!this.store.isShaReferenced(sha)) await this.mirror.remove(sha);
+    }
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The public release endpoints: /api/v1/latest, /api/v1/download/:assetId, /dl/:token, /update/latest.json.
+ * Routes validate and delegate: documents come from the pure builders in latest.ts, bytes from the
+ * download service.
+ */
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps";
+import { AppError, errorResponse } from "../../errors";
+import { publicBaseUrl } from "../../http/public-url";
+import { buildLatestDocument, buildLegacyManifest, parseLatestQuery, pickLatestRelease } from "./latest";
+import { DOCUMENT_CACHE_CONTROL, revalidatedBody } from "../revalidation";
+import { DocumentCache } from "../document-cache";
+
+/** The spec's limits: one heartbeat about every 60 s; online = reported within the last 5 minutes. */
+const HEARTBEAT_INTERVAL_SECONDS = 60;
+const ONLINE_WINDOW_SECONDS = 300;
+
+export function releaseRoutes(deps: AppDeps) {
+  const { store, downloads } = deps.releases;
+  const documents = new DocumentCache(() => store.generation.stamp());
+  return (
+    new Elysia({ name: "site-releases" })
+      /**
+       * Decision: with no release published yet the answer is 200 with an empty document (version "", no
+       * assets): clients still need the heartbeat settings, and "nothing to update to" is not an error.
+       * Pre-releases are never offered here.
+       */
+      .get("/api/v1/latest", ({ request, query }) => {
+        const q = parseLatestQuery(query as Record<string, unknown>);
+        const baseUrl = publicBaseUrl(request, deps.config);
+        const doc = documents.get(`latest\n${baseUrl}\n${q.platform ?? ""}\n${q.arch ?? ""}\n${q.fileType ?? ""}`, () =>
+          buildLatestDocument(pickLatestRelease(store.list()), q, {
+            baseUrl,
+            heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS,
+            onlineWindowSeconds: ONLINE_WINDOW_SECONDS,
+          }),
+        );
+        return revalidatedBody(request, doc.body, doc.etag);
+      })
+      /**
+       * Decision: with no downloadable web-*.zip in any (non pre-)release the answer is 404 with the error
+       * envelope, still marked `no-cache` so the first published bundle is seen at once. A missing manifest
+       * is what the earlier static site answered, and an updater treats it as "no update available".
+       */
+      .get("/update/latest.json", ({ request }) => {
+        const baseUrl = publicBaseUrl(request, deps.config);
+        const manifest = documents.get(`manifest\n${baseUrl}`, () => buildLegacyManifest(store.list(), { baseUrl }));
+        if (manifest.empty) {
+          return errorResponse(new AppError("not_found", "No web bundle (web-*.zip) has been published yet."), {
+            "cache-control": DOCUMENT_CACHE_CONTROL,
+          });
+        }
+        return revalidatedBody(request, manifest.body, manifest.etag);
+      })
+      /** 302 to an absolute /dl/{token} on the same public base as downloadUrl (a path prefix in GANTRY_PUBLIC_URL is kept). */
+      .get("/api/v1/download/:assetId", ({ request, params }) => {
+        const token = downloads.issue(params.assetId);
+        return new Response(null, {
+          status: 302,
+          // Each visit must mint its own link: a cached redirect would hand out a used token.
+          headers: { location: `${publicBaseUrl(request, deps.config)}/dl/${token}`, "cache-control": "no-store" },
+        });
+      })
+      /**
+       * GET and HEAD. Registered with `all` on purpose: for a path that has a GET route, Elysia 1.4 answers
+       * HEAD by running the GET handler and replacing Content-Length with the length of the body it got
+       * (0 for our body-less HEAD answer), even when a HEAD route exists.
+       */
+      .all("/dl/:token", ({ request, params }) => {
+        if (request.method !== "GET" && request.method !== "HEAD") {
+          return errorResponse(new AppError("method_not_allowed", "Use GET or HEAD."), { allow: "GET, HEAD" });
+        }
+        return downloads.serve(request, params.token);
+      })
+  );
+}

@@ -1,0 +1,82 @@
+/**
+ * Release, asset, mirror, download-token and sync services (issue 5), built once per process from the
+ * shared ServiceContext. Routes, the admin API, the CLI and the demo seed all go through these.
+ */
+import { join } from "node:path";
+import type { ServiceContext } from "../../service-context";
+import { DownloadService } from "../downloads/download-service";
+import { FileSystemMirror } from "../downloads/mirror";
+import { ReleaseCatalog } from "./release-catalog";
+import { DownloadStore } from "../../store/sqlite/downloads";
+import { ReleaseStore } from "../../store/sqlite/releases";
+import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service";
+
+export interface ReleaseServices {
+  /** Releases, assets, tokens and counts in SQLite. */
+  store: ReleaseStore;
+  /** Asset bytes under `<dataDir>/mirror/` (the concrete class: the demo seed writes small files synchronously). */
+  mirror: FileSystemMirror;
+  /** Operator operations: publish, upload, update, classify, delete. */
+  catalog: ReleaseCatalog;
+  /** Token minting and `/dl/{token}` serving. */
+  downloads: DownloadService;
+  /** GitHub Releases sync (single flight). */
+  sync: ReleaseSync;
+  /** The sync the settings describe (`syncGithub`, `syncApiUrl`, `syncToken`, `syncPrereleases`), or null when unset. */
+  configuredSync(): SyncOptions | null;
+  /** Starts background work: the periodic sync when `syncGithub` and `syncIntervalMinutes` are set. */
+  start(): void;
+  /** Stops timers and aborts a running sync. */
+  close(): void;
+}
+
+export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
+  const store = new ReleaseStore(ctx.db, ctx.now);
+  const mirror = new FileSystemMirror(join(ctx.config.dataDir, "mirror"));
+  const catalog = new ReleaseCatalog(store, mirror, ctx.now);
+  const downloads = new DownloadService({ store, tokens: new DownloadStore(ctx.db), mirror, config: ctx.config, now: ctx.now, fetch: ctx.fetch, log: ctx.log });
+  const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch: ctx.fetch });
+  const timers: Array<ReturnType<typeof setTimeout>> = [];
+  const abort = new AbortController();
+
+  const configuredSync = (): SyncOptions | null =>
+    ctx.config.syncGithub
+      ? {
+          repo: ctx.config.syncGithub,
+          apiUrl: ctx.config.syncApiUrl,
+          token: ctx.config.syncToken || undefined,
+          prereleases: ctx.config.syncPrereleases,
+          signal: abort.signal,
+        }
+      : null;
+
+  const periodic = () => {
+    const options = configuredSync();
+    if (!options || sync.isRunning) return;
+    sync.run(options).catch((err) => ctx.log.warn("periodic release sync did not run", { error: (err as Error).message }));
+  };
+
+  return {
+    store,
+    mirror,
+    catalog,
+    downloads,
+    sync,
+    configuredSync,
+    start() {
+      mirror.sweepTemp();
+      if (!ctx.config.syncGithub || ctx.config.syncIntervalMinutes <= 0) return;
+      // First run right away, so a fresh server has releases without waiting a whole interval.
+      const first = setTimeout(periodic, 0);
+      const every = setInterval(periodic, ctx.config.syncIntervalMinutes * 60_000);
+      first.unref?.();
+      every.unref?.();
+      timers.push(first, every);
+    },
+    close() {
+      for (const t of timers) clearTimeout(t);
+      timers.length = 0;
+      abort.abort(new Error("shutting down"));
+    },
+  };
+}

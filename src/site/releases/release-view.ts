@@ -1,0 +1,70 @@
+/** The back office's view of releases and assets (admin API and `gantry releases list --json`). Pure. */
+import { assetSource } from "./classify";
+import type { AssetRecord, ReleaseRecord } from "../../store/sqlite/releases";
+import { compareVersions } from "./versions";
+
+export interface AssetView {
+  id: number;
+  name: string;
+  platform: string;
+  arch: string;
+  fileType: string;
+  /** `sha256:<hex>` or "". */
+  sha256: string;
+  size: number | null;
+  source: "mirror" | "proxy" | "unavailable";
+  upstreamUrl: string | null;
+  downloads: number;
+  classifiedByOperator: boolean;
+  mirrorPending: boolean;
+  mirrorError: string | null;
+}
+
+export interface ReleaseView {
+  id: number;
+  version: string;
+  notes: string;
+  publishedAt: string;
+  minAppVersion: string;
+  prerelease: boolean;
+  origin: string;
+  downloads: number;
+  assets: AssetView[];
+}
+
+export function assetView(a: AssetRecord): AssetView {
+  return {
+    id: a.id,
+    name: a.name,
+    platform: a.platform,
+    arch: a.arch,
+    fileType: a.fileType,
+    sha256: a.sha256 ? `sha256:${a.sha256}` : "",
+    size: a.size,
+    source: assetSource(a),
+    upstreamUrl: a.upstreamUrl,
+    downloads: a.downloads,
+    classifiedByOperator: a.classifiedByOperator,
+    mirrorPending: a.mirrorPending,
+    mirrorError: a.mirrorError,
+  };
+}
+
+export function releaseView(r: ReleaseRecord): ReleaseView {
+  return {
+    id: r.id,
+    version: r.version,
+    notes: r.notes,
+    publishedAt: r.publishedAt,
+    minAppVersion: r.minAppVersion,
+    prerelease: r.prerelease,
+    origin: r.origin,
+    downloads: r.assets.reduce((n, a) => n + a.downloads, 0),
+    assets: r.assets.map(assetView),
+  };
+}
+
+/** Newest version first (invalid versions last), as an operator reads a list. */
+export function sortNewestFirst(releases: ReleaseRecord[]): ReleaseRecord[] {
+  return [...releases].sort((a, b) => compareVersions(b.version, a.version) || b.id - a.id);
+}

@@ -1,0 +1,269 @@
+/**
+ * `gantry releases sync` and the server's periodic sync: list the remote releases, apply the plan in one
+ * transaction, then mirror every asset still pending, one at a time.
+ *
+ * - Never two at once: calls in one process join the running sync (single flight); across processes (a CLI
+ *   sync next to a serving process) a lease row in the database makes the second one fail fast.
+ * - The last good state is kept when the remote fails: nothing is written unless the whole list was read,
+ *   and the remembered ETags only move forward with a successful apply.
+ * - A failing asset does not stop the others; it keeps its upstream address (so it is proxied meanwhile),
+ *   records the error, and is retried by the next sync.
+ */
+import { randomBytes } from "node:crypto";
+import { AppError } from "../../errors";
+import type { Logger } from "../../log";
+import type { MetaStore } from "../../store/sqlite/meta";
+import { DownloadFetchError, fetchFollowingRedirects, isHttpUrl } from "../downloads/download-fetch";
+import { MirrorWriteError, type Mirror } from "../downloads/mirror";
+import type { AssetRecord, ReleaseStore } from "../../store/sqlite/releases";
+import { credentials, isValidRepo, listReleases, type GitHubSource, type PageState } from "./sync-github";
+import { planSync } from "./sync-plan";
+import { silentProgress, type ProgressReporter } from "./sync-progress";
+
+export interface SyncOptions {
+  /** `owner/repo`. */
+  repo: string;
+  /** Default https://api.github.com. */
+  apiUrl?: string;
+  token?: string;
+  prereleases?: boolean;
+  progress?: ProgressReporter;
+  signal?: AbortSignal;
+}
+
+export interface SyncReport {
+  repo: string;
+  apiUrl: string;
+  /** ok: all done; partial: some assets failed; failed: the release list could not be read (nothing changed). */
+  status: "ok" | "partial" | "failed";
+  /** Every page answered 304. */
+  unchanged: boolean;
+  startedAt: string;
+  finishedAt: string;
+  pagesFetched: number;
+  pagesNotModified: number;
+  releasesCreated: string[];
+  releasesUpdated: string[];
+  assetsAdded: number;
+  assetsUpdated: number;
+  downloaded: Array<{ version: string; name: string; bytes: number }>;
+  /** Assets whose bytes were already in the mirror (same digest): linked without a download. */
+  reused: Array<{ version: string; name: string }>;
+  failed: Array<{ version: string; name: string; error: string }>;
+  skipped: Array<{ tag: string; reason: string }>;
+  error: string | null;
+}
+
+export interface SyncDeps {
+  store: ReleaseStore;
+  mirror: Mirror;
+  meta: MetaStore;
+  log: Logger;
+  now: () => number;
+  fetch: typeof fetch;
+}
+
+export const DEFAULT_GITHUB_API = "https://api.github.com";
+const LEASE = "release-sync";
+const LEASE_MS = 5 * 60_000;
+const LAST_REPORT_KEY = "releases.sync.last";
+
+export class ReleaseSync {
+  private running: Promise<SyncReport> | null = null;
+  private readonly owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
+
+  constructor(private readonly deps: SyncDeps) {}
+
+  get isRunning(): boolean {
+    return this.running !== null;
+  }
+
+  /** Runs a sync, or joins the one already running in this process. */
+  run(options: SyncOptions): Promise<SyncReport> {
+    if (this.running) return this.running;
+    const run = this.execute(options).finally(() => {
+      this.running = null;
+    });
+    this.running = run;
+    return run;
+  }
+
+  lastReport(): SyncReport | null {
+    const raw = this.deps.meta.get(LAST_REPORT_KEY);
+    if (!raw) return null;
+    try {
+      return JSON.parse(raw) as SyncReport;
+    } catch {
+      return null;
+    }
+  }
+
+  private async execute(options: SyncOptions): Promise<SyncReport> {
+    const apiUrl = (options.apiUrl || DEFAULT_GITHUB_API).replace(/\/+$/, "");
+    if (!isValidRepo(options.repo)) throw new AppError("invalid_request", `'${options.repo}' is not OWNER/REPO.`, { param: "github" });
+    if (!isHttpUrl(apiUrl)) throw new AppError("invalid_request", "The API URL must be an http(s) URL.", { param: "apiUrl" });
+    // Leases use the wall clock, not the injectable app clock: they are about whether a process is alive.
+    if (!this.deps.store.acquireLease(LEASE, this.owner, Date.now() + LEASE_MS, Date.now())) {
+      throw new AppError("conflict", "Another release sync is running on this database; try again when it has finished.");
+    }
+    const renew = setInterval(() => this.deps.store.acquireLease(LEASE, this.owner, Date.now() + LEASE_MS, Date.now()), LEASE_MS / 5);
+    renew.unref?.();
+    try {
+      const report = await this.syncOnce({ ...options, apiUrl });
+      this.deps.meta.set(LAST_REPORT_KEY, JSON.stringify(report));
+      return report;
+    } finally {
+      clearInterval(renew);
+      this.deps.store.releaseLease(LEASE, this.owner);
+    }
+  }
+
+  private async syncOnce(options: SyncOptions & { apiUrl: string }): Promise<SyncReport> {
+    const { store, meta, log } = this.deps;
+    const source: GitHubSource = { apiUrl: options.apiUrl, repo: options.repo, token: options.token || undefined };
+    const report: SyncReport = {
+      repo: options.repo,
+      apiUrl: options.apiUrl,
+      status: "ok",
+      unchanged: false,
+      startedAt: new Date(this.deps.now()).toISOString(),
+      finishedAt: "",
+      pagesFetched: 0,
+      pagesNotModified: 0,
+      releasesCreated: [],
+      releasesUpdated: [],
+      assetsAdded: 0,
+      assetsUpdated: 0,
+      downloaded: [],
+      reused: [],
+      failed: [],
+      skipped: [],
+      error: null,
+    };
+    // Remembered per source and pre-release policy: switching --prereleases must re-read every page.
+    const stateKey = `releases.sync.pages:${options.apiUrl}|${options.repo}|${options.prereleases ? 1 : 0}`;
+    const previous = readPages(meta.get(stateKey));
+
+    let listed;
+    try {
+      listed = await listReleases(source, previous, { fetch: this.deps.fetch, signal: options.signal });
+    } catch (err) {
+      report.status = "failed";
+      report.error = err instanceof DownloadFetchError ? err.message : `cannot read the release list: ${(err as Error).message}`;
+      report.finishedAt = new Date(this.deps.now()).toISOString();
+      log.warn("release sync failed; keeping the last good state", { repo: options.repo, error: report.error });
+      return report;
+    }
+    report.pagesNotModified = listed.notModified;
+    if (listed.kind === "unchanged") {
+      report.unchanged = true;
+    } else {
+      report.pagesFetched = listed.fetched;
+      const plan = planSync(store.list(), listed.releases, {
+        includePrereleases: options.prereleases === true,
+        nowIso: new Date(this.deps.now()).toISOString(),
+      });
+      report.skipped = plan.skipped;
+      store.transaction(() => {
+        for (const p of plan.releases) {
+          const releaseId = p.existingId ?? store.createRelease(p.create!).id;
+          if (p.existingId === null) report.releasesCreated.push(p.version);
+          else if (Object.keys(p.update).length > 0) {
+            store.updateRelease(p.existingId, p.update);
+            report.releasesUpdated.push(p.version);
+          }
+          for (const a of p.assets) {
+            if (a.existingId === null) {
+              store.upsertAsset(releaseId, a.name, a.fields);
+              report.assetsAdded++;
+            } else {
+              store.updateAsset(a.existingId, a.fields);
+              report.assetsUpdated++;
+            }
+          }
+        }
+        meta.set(stateKey, JSON.stringify(listed.pages));
+      });
+    }
+
+    await this.mirrorPending(source, options, report);
+    if (report.failed.length > 0) report.status = "partial";
+    report.finishedAt = new Date(this.deps.now()).toISOString();
+    log.info("release sync finished", {
+      repo: options.repo,
+      status: report.status,
+      created: report.releasesCreated.length,
+      downloaded: report.downloaded.length,
+      failed: report.failed.length,
+      unchanged: report.unchanged,
+    });
+    return report;
+  }
+
+  private async mirrorPending(source: GitHubSource, options: SyncOptions, report: SyncReport): Promise<void> {
+    const { store, mirror } = this.deps;
+    const progress = options.progress ?? silentProgress;
+    for (const asset of store.pendingMirrorAssets()) {
+      if (options.signal?.aborted) break;
+      const version = store.getById(asset.releaseId)?.version ?? "?";
+      const expectedHex = asset.remoteDigest?.replace(/^sha256:/, "") ?? null;
+      // Same digest already mirrored (another release ships the same file): no download needed.
+      if (expectedHex && (await mirror.has(expectedHex))) {
+        this.markMirrored(asset, expectedHex, asset.remoteSize ?? asset.size ?? 0);
+        report.reused.push({ version, name: asset.name });
+        continue;
+      }
+      const url = source.token && asset.remoteApiUrl ? asset.remoteApiUrl : (asset.upstreamUrl ?? asset.remoteApiUrl);
+      const expectedSize = asset.remoteSize ?? asset.size;
+      progress.start(`${version} ${asset.name}`, expectedSize);
+      try {
+        if (!url) throw new DownloadFetchError("the asset has no download address");
+        const res = await fetchFollowingRedirects(url, {
+          fetch: this.deps.fetch,
+          // GitHub answers the API asset URL with a redirect or the bytes only when asked for octet-stream.
+          headers: { accept: "application/octet-stream", "user-agent": "gantry-release-sync" },
+          ...credentials(source),
+          signal: options.signal,
+          idleTimeoutMs: 120_000,
+        });
+        if (res.status !== 200) {
+          await res.body?.cancel().catch(() => {});
+          throw new DownloadFetchError(`the download answered ${res.status}`, res.status);
+        }
+        if (!res.body) throw new DownloadFetchError("the download has no body");
+        const stored = await mirror.put(res.body, {
+          expectedSize,
+          expectedSha256: expectedHex,
+          signal: options.signal,
+          onProgress: (n) => progress.update(n),
+        });
+        this.markMirrored(asset, stored.sha256, stored.size);
+        report.downloaded.push({ version, name: asset.name, bytes: stored.size });
+        progress.finish(true, `${stored.size} bytes, sha256 ${stored.sha256.slice(0, 12)}…`);
+      } catch (err) {
+        const message =
+          err instanceof DownloadFetchError || err instanceof MirrorWriteError ? err.message : `download failed: ${(err as Error).message}`;
+        store.updateAsset(asset.id, { mirrorError: message });
+        report.failed.push({ version, name: asset.name, error: message });
+        progress.finish(false, message);
+        this.deps.log.warn("asset not mirrored; it keeps its upstream address", { version, asset: asset.name, error: message });
+      }
+    }
+  }
+
+  private markMirrored(asset: AssetRecord, sha256: string, size: number): void {
+    const old = asset.mirrored ? asset.sha256 : "";
+    this.deps.store.updateAsset(asset.id, { sha256, size, mirrored: true, mirrorPending: false, mirrorError: null });
+    if (old && old !== sha256 && !this.deps.store.isShaReferenced(old)) void this.deps.mirror.remove(old);
+  }
+}
+
+function readPages(raw: string | null): PageState[] {
+  if (!raw) return [];
+  try {
+    const v = JSON.parse(raw);
+    return Array.isArray(v) ? v.filter((p) => p && typeof p.url === "string" && typeof p.etag === "string") : [];
+  } catch {
+    return [];
+  }
+}

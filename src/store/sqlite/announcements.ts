@@ -1,0 +1,127 @@
+/** SQL of the announcements table: rows <-> Announcement. No rules here (see announcement-input.ts). */
+import type { Database } from "bun:sqlite";
+import { GenerationStamp } from "./generation-stamp";
+import type { AnnouncementFields } from "../../site/announcements/announcement-input";
+import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../../site/types";
+
+export type StoredAnnouncement = Announcement & { createdAt: number; updatedAt: number };
+
+interface Row {
+  id: number;
+  type: string;
+  display_type: string;
+  target_surface: string;
+  level: string;
+  title: string;
+  body: string;
+  cta_text: string;
+  cta_url: string;
+  min_version: string;
+  max_version: string;
+  start_at: string;
+  expires_at: string;
+  dismiss_key: string;
+  test_only: number;
+  app: string;
+  locales: string;
+  created_at: number;
+  updated_at: number;
+}
+
+function parseLocales(json: string): Record<string, LocaleText> {
+  try {
+    const v = JSON.parse(json);
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    // A hand-edited row must not take the public endpoint down; it just loses its translations.
+    return {};
+  }
+}
+
+function fromRow(r: Row): StoredAnnouncement {
+  return {
+    id: r.id,
+    type: r.type,
+    displayType: r.display_type,
+    targetSurface: r.target_surface as TargetSurface,
+    level: r.level as AnnouncementLevel,
+    title: r.title,
+    body: r.body,
+    ctaText: r.cta_text,
+    ctaUrl: r.cta_url,
+    minVersion: r.min_version,
+    maxVersion: r.max_version,
+    startAt: r.start_at,
+    expiresAt: r.expires_at,
+    dismissKey: r.dismiss_key,
+    testOnly: r.test_only === 1,
+    app: r.app,
+    locales: parseLocales(r.locales),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function params(f: AnnouncementFields) {
+  return {
+    type: f.type,
+    display_type: f.displayType,
+    target_surface: f.targetSurface,
+    level: f.level,
+    title: f.title,
+    body: f.body,
+    cta_text: f.ctaText,
+    cta_url: f.ctaUrl,
+    min_version: f.minVersion,
+    max_version: f.maxVersion,
+    start_at: f.startAt,
+    expires_at: f.expiresAt,
+    dismiss_key: f.dismissKey,
+    test_only: f.testOnly ? 1 : 0,
+    app: f.app,
+    locales: JSON.stringify(f.locales),
+  };
+}
+
+const COLUMNS = Object.keys(params({} as AnnouncementFields));
+
+export class AnnouncementStore {
+  /** Moves on every change of announcements (see generation-stamp.ts). */
+  readonly generation: GenerationStamp;
+
+  constructor(private readonly db: Database) {
+    this.generation = new GenerationStamp(db, "announcements_generation");
+  }
+
+  list(): StoredAnnouncement[] {
+    return (this.db.query("SELECT * FROM announcements ORDER BY id").all() as Row[]).map(fromRow);
+  }
+
+  get(id: number): StoredAnnouncement | null {
+    const r = this.db.query("SELECT * FROM announcements WHERE id = ?").get(id) as Row | null;
+    return r ? fromRow(r) : null;
+  }
+
+  insert(fields: AnnouncementFields, now: number): StoredAnnouncement {
+    this.generation.touch();
+    const cols = [...COLUMNS, "created_at", "updated_at"];
+    const r = this.db
+      .query(`INSERT INTO announcements (${cols.join(", ")}) VALUES (${cols.map((c) => "$" + c).join(", ")}) RETURNING *`)
+      .get({ ...params(fields), created_at: now, updated_at: now }) as Row;
+    return fromRow(r);
+  }
+
+  update(id: number, fields: AnnouncementFields, now: number): StoredAnnouncement | null {
+    this.generation.touch();
+    const set = [...COLUMNS, "updated_at"].map((c) => `${c} = $${c}`).join(", ");
+    const r = this.db
+      .query(`UPDATE announcements SET ${set} WHERE id = $id RETURNING *`)
+      .get({ ...params(fields), updated_at: now, id }) as Row | null;
+    return r ? fromRow(r) : null;
+  }
+
+  delete(id: number): boolean {
+    this.generation.touch();
+    return this.db.query("DELETE FROM announcements WHERE id = ?").run(id).changes === 1;
+  }
+}
