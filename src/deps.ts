@@ -23,14 +23,15 @@ import { openDatabase } from "./store/sqlite/db";
 import { GroupCommit } from "./store/group-commit";
 import { KeyStore } from "./store/sqlite/keys";
 import { LedgerStore, type LedgerEntry } from "./store/sqlite/ledger";
-import { MetaStore } from "./store/sqlite/meta";
+import { SqliteMetaRepository } from "./store/sqlite/meta";
+import type { MetaRepository } from "./store/meta-repository";
 import { createEngagementServices, type EngagementServices } from "./site/engagement-services";
 import { createReleaseServices, type ReleaseServices } from "./site/releases/release-services";
 
 export interface AppDeps {
   config: Config;
   db: Database;
-  meta: MetaStore;
+  meta: MetaRepository;
   keys: KeyStore;
   keyCache: KeyCache;
   limiter: LimiterStore;
@@ -75,7 +76,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
   const now = options.now ?? Date.now;
   const log = options.log ?? createLogger(config.logLevel);
   const db = options.db ?? openDatabase(options.databasePath ?? databasePathOf(config), { existingOnly: options.existingDatabaseOnly });
-  const meta = new MetaStore(db);
+  const meta = new SqliteMetaRepository(db);
   const keys = new KeyStore(db, now);
   const ledger = new LedgerStore(db);
   const ledgerWriter = new GroupCommit<LedgerEntry>((items) => ledger.writeBatch(items), { maxBatch: 256, maxDelayMs: 0 });
@@ -141,8 +142,8 @@ function metricSources(limiter: LimiterStore, releases: ReleaseServices, engagem
     heartbeatsIngested: () => engagement.heartbeats.totals.heartbeats,
     clientsOnline: () => engagement.stats.online(),
     downloads: () => releases.store.list().reduce((n, r) => n + r.assets.reduce((m, a) => m + a.downloads, 0), 0),
-    sync: () => {
-      const last = releases.sync.lastReport();
+    sync: async () => {
+      const last = await releases.sync.lastReport();
       return { running: releases.sync.isRunning, lastStatus: last?.status ?? null, lastFinishedAt: last?.finishedAt ?? null };
     },
   };

@@ -2,12 +2,12 @@
 import type { Database } from "bun:sqlite";
 import type { Config } from "./config";
 import type { Logger } from "./log";
-import type { MetaStore } from "./store/sqlite/meta";
+import type { MetaRepository } from "./store/meta-repository";
 
 export interface ServiceContext {
   config: Config;
   db: Database;
-  meta: MetaStore;
+  meta: MetaRepository;
   log: Logger;
   now: () => number;
   fetch: typeof fetch;

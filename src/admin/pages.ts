@@ -25,8 +25,8 @@ export function adminPages(deps: AppDeps, web: WebState) {
   const app = new Elysia({ name: "admin-pages" })
     .get(
       "/admin/sign-in",
-      ({ request, query }) => {
-        if (web.sessionOf(request)) return new Response(null, { status: 303, headers: { location: "/admin" } });
+      async ({ request, query }) => {
+        if (await web.sessionOf(request)) return new Response(null, { status: 303, headers: { location: "/admin" } });
         return htmlResponse(signInPage({ next: safeNext(query.next) }));
       },
       { detail: { hide: true } },
@@ -47,14 +47,14 @@ export function adminPages(deps: AppDeps, web: WebState) {
             "retry-after": String(seconds),
           });
         }
-        const fingerprint = deps.adminAuth.fingerprint();
-        if (!fingerprint || !deps.adminAuth.verifyToken(form.get("token"))) {
+        const fingerprint = await deps.adminAuth.fingerprint();
+        if (!fingerprint || !(await deps.adminAuth.verifyToken(form.get("token")))) {
           web.adminThrottle.fail(address);
           deps.log.warn("admin sign-in failed", { address });
           return htmlResponse(signInPage({ message: "That admin token is not valid.", next }), 401);
         }
         web.adminThrottle.succeed(address);
-        const { id } = web.sessions.create(fingerprint);
+        const { id } = await web.sessions.create(fingerprint);
         const secure = isHttpsRequest(request, deps.config);
         deps.log.info("admin signed in", { address });
         return new Response(null, {
@@ -66,8 +66,8 @@ export function adminPages(deps: AppDeps, web: WebState) {
     )
     .post(
       "/admin/sign-out",
-      ({ request }) => {
-        web.sessions.destroy(web.sessionIdOf(request));
+      async ({ request }) => {
+        await web.sessions.destroy(web.sessionIdOf(request));
         const headers = new Headers();
         headers.append("set-cookie", serializeCookie(SESSION_COOKIE, "", { secure: false, maxAgeSeconds: 0 }));
         headers.append("set-cookie", serializeCookie(SECURE_SESSION_COOKIE, "", { secure: true, maxAgeSeconds: 0 }));
@@ -80,8 +80,8 @@ export function adminPages(deps: AppDeps, web: WebState) {
     const page = nav.id as AdminPageId;
     app.get(
       nav.path,
-      ({ request }) => {
-        const session = web.sessionOf(request);
+      async ({ request }) => {
+        const session = await web.sessionOf(request);
         // The guard let only signed-in browsers through; this is a second lock, not the first.
         if (!session) return new Response(null, { status: 303, headers: { location: "/admin/sign-in" } });
         const { title, body } = PAGE_BODIES[page];

@@ -85,14 +85,14 @@ export function releasesApi(deps: AppDeps) {
       },
       { body: CreateInput },
     )
-    .get("/sync", () => {
+    .get("/sync", async () => {
       const configured = deps.releases.configuredSync();
       return {
         running: sync.isRunning,
         configured: configured
           ? { github: configured.repo, apiUrl: configured.apiUrl, prereleases: configured.prereleases, intervalMinutes: deps.config.syncIntervalMinutes }
           : null,
-        last: sync.lastReport(),
+        last: await sync.lastReport(),
       };
     })
     .post(

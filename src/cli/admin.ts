@@ -12,9 +12,9 @@ export const adminGroup: Group = {
       details: "Refused when GANTRY_ADMIN_TOKEN (or admin_token in gantry.toml) sets the token: change it there instead.",
       settings: STORE_SETTINGS,
       run: ({ values }) =>
-        withStore(values, (deps) => {
+        withStore(values, async (deps) => {
           if (deps.config.adminToken) throw new UsageError("GANTRY_ADMIN_TOKEN is set: the admin token comes from the settings");
-          process.stdout.write(`New admin token (shown once; only its hash is stored):\n  ${deps.adminAuth.rotate()}\n`);
+          process.stdout.write(`New admin token (shown once; only its hash is stored):\n  ${await deps.adminAuth.rotate()}\n`);
         }),
     },
   ],

@@ -114,7 +114,7 @@ async function demo(values: ParsedArgs["values"]): Promise<number> {
   }, { stopOnHangup: true });
   seeded = seedDemo(deps);
   const invocation = selfInvocation();
-  const admin = adminTokenLines(deps.adminAuth.ensureToken(), config.adminToken !== "", config.dataDir, invocation);
+  const admin = adminTokenLines(await deps.adminAuth.ensureToken(), config.adminToken !== "", config.dataDir, invocation);
   process.stdout.write(printout(running.url, config.dataDir, temp !== null, admin, seeded, invocation));
   const code = await stopped;
   temp?.remove();

@@ -70,7 +70,7 @@ export function boot(config: Config): { deps: AppDeps; running: RunningServer } 
 async function serve(values: ParsedArgs["values"]): Promise<number> {
   const config = configFrom(values, { checkFiles: true });
   const { deps, running } = boot(config);
-  const token = deps.adminAuth.ensureToken();
+  const token = await deps.adminAuth.ensureToken();
   if (token) {
     process.stdout.write(
       `\nGenerated the admin token (shown once; only its hash is stored):\n  ${token}\n` +

@@ -17,7 +17,7 @@ import { Elysia } from "elysia";
 import type { Config } from "../config";
 import type { AppDeps } from "../deps";
 import { AppError, errorResponse, type ErrorCode } from "../errors";
-import { AdminSessions } from "./admin-sessions";
+import { csrfMatches } from "./admin-sessions";
 import { clientAddress } from "./client-address";
 import { publicBaseUrl } from "./public-url";
 import { requestIdOf, type RecordRequest } from "./request-log";
@@ -67,7 +67,7 @@ export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest)
   };
 
   /** undefined = let the request through; a Response = refused. */
-  const checkBearer = (ctx: GuardContext, route: string, authorization: string): Response | undefined => {
+  const checkBearer = async (ctx: GuardContext, route: string, authorization: string): Promise<Response | undefined> => {
     const address = clientAddress(ctx.request);
     const waitMs = web.adminThrottle.retryAfterMs(address);
     if (waitMs > 0) {
@@ -76,7 +76,7 @@ export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest)
         "retry-after": String(seconds),
       });
     }
-    if (deps.adminAuth.verifyHeader(authorization)) {
+    if (await deps.adminAuth.verifyHeader(authorization)) {
       web.adminThrottle.succeed(address);
       return undefined;
     }
@@ -90,7 +90,7 @@ export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest)
     ctx.set.headers["x-request-id"] = requestIdOf(ctx.request);
   };
 
-  const adminArea = (ctx: GuardContext): Response | undefined => {
+  const adminArea = async (ctx: GuardContext): Promise<Response | undefined> => {
     const { path, request } = ctx;
     secureHeaders(ctx);
     if (path === "/admin/sign-in" || path.startsWith("/admin/assets/")) return undefined;
@@ -99,7 +99,7 @@ export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest)
     const authorization = request.headers.get("authorization");
     if (api && authorization !== null) return checkBearer(ctx, route, authorization);
 
-    const session = web.sessionOf(request);
+    const session = await web.sessionOf(request);
     if (!session) {
       if (!api && (request.method === "GET" || request.method === "HEAD")) {
         record(ctx.request, route, 303);
@@ -109,23 +109,23 @@ export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest)
     }
     if (SAFE_METHODS.has(request.method)) return undefined;
     if (isCrossSite(request, deps.config)) return refuse(ctx, route, "forbidden", "Changes must come from the back office's own pages.");
-    if (!AdminSessions.csrfMatches(session, request.headers.get(CSRF_HEADER))) {
+    if (!csrfMatches(session, request.headers.get(CSRF_HEADER))) {
       return refuse(ctx, route, "forbidden", "Missing or wrong CSRF token: reload the page and try again.");
     }
     return undefined;
   };
 
-  const metrics = (ctx: GuardContext): Response | undefined => {
+  const metrics = async (ctx: GuardContext): Promise<Response | undefined> => {
     const authorization = ctx.request.headers.get("authorization");
     if (authorization !== null) return checkBearer(ctx, "/metrics", authorization);
-    if (web.sessionOf(ctx.request)) return undefined;
+    if (await web.sessionOf(ctx.request)) return undefined;
     return refuse(ctx, "/metrics", "unauthorized", "GET /metrics needs 'Authorization: Bearer <admin token>' (or set GANTRY_METRICS_PUBLIC=true).", {
       "www-authenticate": 'Bearer realm="gantry-metrics"',
     });
   };
 
   // Destructured on purpose: see request-log.ts.
-  const guard = ({ request, path, set }: GuardContext): Response | undefined => {
+  const guard = ({ request, path, set }: GuardContext): Promise<Response | undefined> | undefined => {
     if (under(path, "/admin")) return adminArea({ request, path, set });
     if (path === "/" || under(path, "/portal") || under(path, "/docs")) return void secureHeaders({ request, path, set });
     if (path === "/metrics" && !deps.config.metricsPublic) return metrics({ request, path, set });

@@ -2,9 +2,9 @@
  * The admin token: from GANTRY_ADMIN_TOKEN when set, otherwise generated on first start, printed once and
  * kept only as its SHA-256. Compared in constant time.
  */
-import { bearerToken } from "../gateway/limits/admission";
 import { hashesEqual, newAdminToken, sha256Hex } from "../secrets";
-import type { MetaStore } from "../store/sqlite/meta";
+import type { MetaRepository } from "../store/meta-repository";
+import { bearerToken } from "./bearer";
 
 const HASH_KEY = "admin_token_sha256";
 
@@ -14,41 +14,42 @@ export class AdminAuth {
   private readonly configuredHash: string | null;
 
   constructor(
-    private readonly meta: MetaStore,
+    private readonly meta: MetaRepository,
     configuredToken: string,
   ) {
     this.configuredHash = configuredToken ? sha256Hex(configuredToken) : null;
   }
 
-  private get hash(): string | null {
-    return this.configuredHash ?? this.meta.get(HASH_KEY);
+  private async hash(): Promise<string | null> {
+    return this.configuredHash ?? (await this.meta.get(HASH_KEY));
   }
 
   /** On first start without a configured token: makes one and returns it, to be printed once. */
-  ensureToken(): string | null {
-    if (this.hash) return null;
+  async ensureToken(): Promise<string | null> {
+    if (await this.hash()) return null;
     const token = newAdminToken();
-    return this.meta.setIfAbsent(HASH_KEY, sha256Hex(token)) ? token : null;
+    return (await this.meta.setIfAbsent(HASH_KEY, sha256Hex(token))) ? token : null;
   }
 
   /** Replaces the stored token (e.g. `gantry admin reset-token`); returns the new one. */
-  rotate(): string {
+  async rotate(): Promise<string> {
     const token = newAdminToken();
-    this.meta.set(HASH_KEY, sha256Hex(token));
+    await this.meta.set(HASH_KEY, sha256Hex(token));
     return token;
   }
 
   /** Identifies the current token (its hash) without revealing it: sessions remember which token made them. */
-  fingerprint(): string | null {
-    return this.hash;
+  fingerprint(): Promise<string | null> {
+    return this.hash();
   }
 
-  verifyToken(token: string | null): boolean {
-    if (!token || !this.hash) return false;
-    return hashesEqual(sha256Hex(token), this.hash);
+  async verifyToken(token: string | null): Promise<boolean> {
+    const hash = await this.hash();
+    if (!token || !hash) return false;
+    return hashesEqual(sha256Hex(token), hash);
   }
 
-  verifyHeader(authorization: string | null): boolean {
+  verifyHeader(authorization: string | null): Promise<boolean> {
     return this.verifyToken(bearerToken(authorization));
   }
 }

@@ -5,6 +5,9 @@
  *
  * A session remembers which admin token signed it in: when the token is rotated (`gantry admin reset-token`)
  * every session made with the old one stops working at once.
+ *
+ * `AdminSessionStore` is the seam (promises, so a shared store can hold sessions for several instances);
+ * `InMemoryAdminSessions` the embedded default.
  */
 import { hashesEqual, randomToken, sha256Hex } from "../secrets";
 
@@ -23,7 +26,20 @@ export interface SessionOptions {
 
 export const DEFAULT_SESSIONS: SessionOptions = { idleMs: 2 * 3_600_000, maxAgeMs: 12 * 3_600_000, maxSessions: 1000 };
 
-export class AdminSessions {
+export interface AdminSessionStore {
+  create(tokenFingerprint: string): Promise<{ id: string; session: AdminSession }>;
+  /** The live session of a cookie value (and marks it used), or null when unknown, expired or made with another token. */
+  get(id: string | null, tokenFingerprint: string | null): Promise<AdminSession | null>;
+  destroy(id: string | null): Promise<void>;
+}
+
+/** Constant-time comparison of a presented CSRF token with the session's. */
+export function csrfMatches(session: AdminSession, presented: string | null): boolean {
+  if (!presented || presented.length > 100) return false;
+  return hashesEqual(sha256Hex(presented), sha256Hex(session.csrf));
+}
+
+export class InMemoryAdminSessions implements AdminSessionStore {
   private readonly sessions = new Map<string, AdminSession>();
   private readonly options: SessionOptions;
 
@@ -34,7 +50,7 @@ export class AdminSessions {
     this.options = { ...DEFAULT_SESSIONS, ...options };
   }
 
-  create(tokenFingerprint: string): { id: string; session: AdminSession } {
+  async create(tokenFingerprint: string): Promise<{ id: string; session: AdminSession }> {
     const id = randomToken(32);
     const now = this.now();
     const session = { csrf: randomToken(32), createdAt: now, lastSeen: now, tokenFingerprint };
@@ -43,8 +59,7 @@ export class AdminSessions {
     return { id, session };
   }
 
-  /** The live session of a cookie value (and marks it used), or null. */
-  get(id: string | null, tokenFingerprint: string | null): AdminSession | null {
+  async get(id: string | null, tokenFingerprint: string | null): Promise<AdminSession | null> {
     if (!id || id.length > 100 || !tokenFingerprint) return null;
     const key = sha256Hex(id);
     const session = this.sessions.get(key);
@@ -59,13 +74,7 @@ export class AdminSessions {
     return session;
   }
 
-  destroy(id: string | null): void {
+  async destroy(id: string | null): Promise<void> {
     if (id) this.sessions.delete(sha256Hex(id));
-  }
-
-  /** Constant-time comparison of a presented CSRF token with the session's. */
-  static csrfMatches(session: AdminSession, presented: string | null): boolean {
-    if (!presented || presented.length > 100) return false;
-    return hashesEqual(sha256Hex(presented), sha256Hex(session.csrf));
   }
 }

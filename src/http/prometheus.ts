@@ -12,13 +12,15 @@ import { CounterCells, HistogramCells } from "./metric-cells";
 import { COMMIT, VERSION } from "../version";
 import type { Metrics } from "./metrics";
 
-/** Where the scrape-time values come from; each is read once per scrape. */
+type Value<T> = T | Promise<T>;
+
+/** Where the scrape-time values come from; each is read once per scrape (from a store, so it may be a promise). */
 export interface MetricSources {
-  inFlight(): number;
-  heartbeatsIngested(): number;
-  clientsOnline(): number;
-  downloads(): number;
-  sync(): { running: boolean; lastStatus: string | null; lastFinishedAt: string | null };
+  inFlight(): Value<number>;
+  heartbeatsIngested(): Value<number>;
+  clientsOnline(): Value<number>;
+  downloads(): Value<number>;
+  sync(): Value<{ running: boolean; lastStatus: string | null; lastFinishedAt: string | null }>;
 }
 
 /** Refusals decided by admission (README "Admission and error codes"); other error codes are not refusals. */
@@ -78,42 +80,44 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
     name: "gantry_gateway_in_flight_requests",
     help: "Gateway requests (streams included) holding a concurrency lease now.",
     registers,
-    collect() {
-      this.set(sources.inFlight());
+    async collect() {
+      this.set(await sources.inFlight());
     },
   });
   new Counter({
     name: "gantry_heartbeats_ingested_total",
     help: "Client heartbeats written since the process started.",
     registers,
-    collect() {
+    async collect() {
+      const n = await sources.heartbeatsIngested();
       this.reset();
-      this.inc(sources.heartbeatsIngested());
+      this.inc(n);
     },
   });
   new Gauge({
     name: "gantry_clients_online",
     help: "Distinct clients that reported within the online window (5 minutes).",
     registers,
-    collect() {
-      this.set(sources.clientsOnline());
+    async collect() {
+      this.set(await sources.clientsOnline());
     },
   });
   new Counter({
     name: "gantry_downloads_total",
     help: "Counted asset downloads of the releases that exist (deleting a release lowers it, read as a reset).",
     registers,
-    collect() {
+    async collect() {
+      const n = await sources.downloads();
       this.reset();
-      this.inc(sources.downloads());
+      this.inc(n);
     },
   });
   new Gauge({
     name: "gantry_release_sync_running",
     help: "1 while a release sync runs in this process.",
     registers,
-    collect() {
-      this.set(sources.sync().running ? 1 : 0);
+    async collect() {
+      this.set((await sources.sync()).running ? 1 : 0);
     },
   });
   new Gauge({
@@ -121,8 +125,8 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
     help: "1 for the status of the last finished release sync (ok, partial, failed), 0 for the others.",
     labelNames: ["status"] as const,
     registers,
-    collect() {
-      const last = sources.sync().lastStatus;
+    async collect() {
+      const last = (await sources.sync()).lastStatus;
       for (const s of SYNC_STATUSES) this.labels(s).set(last === s ? 1 : 0);
     },
   });
@@ -130,8 +134,8 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
     name: "gantry_release_sync_last_finished_timestamp_seconds",
     help: "When the last release sync finished (Unix seconds); 0 if none has.",
     registers,
-    collect() {
-      const at = sources.sync().lastFinishedAt;
+    async collect() {
+      const at = (await sources.sync()).lastFinishedAt;
       const ms = at ? Date.parse(at) : Number.NaN;
       this.set(Number.isNaN(ms) ? 0 : ms / 1000);
     },

@@ -3,7 +3,7 @@
  * and of the portal. Per app (not per process), so tests and a second app never share lockouts.
  */
 import type { AppDeps } from "../deps";
-import { AdminSessions, type AdminSession } from "./admin-sessions";
+import { InMemoryAdminSessions, type AdminSession, type AdminSessionStore } from "./admin-sessions";
 import { readCookie } from "./cookies";
 import { FailureThrottle } from "./throttle";
 
@@ -12,20 +12,20 @@ export const SESSION_COOKIE = "gantry_admin";
 export const SECURE_SESSION_COOKIE = "__Host-gantry_admin";
 
 export interface WebState {
-  sessions: AdminSessions;
+  sessions: AdminSessionStore;
   /** Failed admin credentials: sign-in form, bearer token on /admin/api and /metrics. */
   adminThrottle: FailureThrottle;
   /** Failed keys on the portal. */
   portalThrottle: FailureThrottle;
   /** The live session of a request's cookie, or null (looked up once per request, then remembered). */
-  sessionOf(request: Request): AdminSession | null;
+  sessionOf(request: Request): Promise<AdminSession | null>;
   /** The raw cookie value (for sign-out). */
   sessionIdOf(request: Request): string | null;
 }
 
 export function createWebState(deps: Pick<AppDeps, "now" | "adminAuth">): WebState {
-  const sessions = new AdminSessions(deps.now);
-  const seen = new WeakMap<Request, AdminSession | null>();
+  const sessions = new InMemoryAdminSessions(deps.now);
+  const seen = new WeakMap<Request, Promise<AdminSession | null>>();
   const sessionIdOf = (request: Request) => {
     const header = request.headers.get("cookie");
     return readCookie(header, SECURE_SESSION_COOKIE) ?? readCookie(header, SESSION_COOKIE);
@@ -38,7 +38,7 @@ export function createWebState(deps: Pick<AppDeps, "now" | "adminAuth">): WebSta
     sessionOf(request) {
       let session = seen.get(request);
       if (session === undefined) {
-        session = sessions.get(sessionIdOf(request), deps.adminAuth.fingerprint());
+        session = deps.adminAuth.fingerprint().then((fingerprint) => sessions.get(sessionIdOf(request), fingerprint));
         seen.set(request, session);
       }
       return session;

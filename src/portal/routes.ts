@@ -9,7 +9,7 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { AppError, errorResponse } from "../errors";
-import { bearerToken } from "../gateway/limits/admission";
+import { bearerToken } from "../http/bearer";
 import { clientAddress } from "../http/client-address";
 import type { WebState } from "../http/web-state";
 import { standalonePage } from "../admin/layout";

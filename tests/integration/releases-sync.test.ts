@@ -133,7 +133,7 @@ describe("sync through the release services", () => {
     expect(report.status).toBe("failed");
     expect(report.error).toContain("502");
     expect(await (await fetch(`${g.url}/api/v1/latest`)).text()).toBe(before);
-    expect(g.deps.releases.sync.lastReport()?.status).toBe("failed");
+    expect((await g.deps.releases.sync.lastReport())?.status).toBe("failed");
     // A wrong token is a failure too, and changes nothing.
     const denied = await g.deps.releases.sync.run({ repo: "acme/app", apiUrl: gh.apiUrl, token: "wrong" });
     expect(denied.status).toBe("failed");

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { admit, authenticate, bearerToken, formatDuration, rateLimitHeaders } from "../../src/gateway/limits/admission";
+import { admit, authenticate, formatDuration, rateLimitHeaders } from "../../src/gateway/limits/admission";
+import { bearerToken } from "../../src/http/bearer";
 import { KeyCache } from "../../src/gateway/keys/key-cache";
 import { InProcessLimiter } from "../../src/gateway/limits/limiter";
 import { openDatabase } from "../../src/store/sqlite/db";

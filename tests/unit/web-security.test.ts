@@ -1,6 +1,6 @@
 /** The pure parts of the back office's security and charts: throttle, sessions, cookies, cross-site checks. */
 import { describe, expect, test } from "bun:test";
-import { AdminSessions } from "../../src/http/admin-sessions";
+import { InMemoryAdminSessions, csrfMatches } from "../../src/http/admin-sessions";
 import { isCrossSite, signInLocation } from "../../src/http/access-guard";
 import { readCookie, serializeCookie } from "../../src/http/cookies";
 import { FailureThrottle, addressKey } from "../../src/http/throttle";
@@ -52,33 +52,33 @@ describe("FailureThrottle", () => {
 });
 
 describe("AdminSessions", () => {
-  test("idle and absolute expiry, token rotation, and CSRF comparison", () => {
+  test("idle and absolute expiry, token rotation, and CSRF comparison", async () => {
     let now = 0;
-    const s = new AdminSessions(() => now, { idleMs: 100, maxAgeMs: 250 });
-    const { id, session } = s.create("fp1");
+    const s = new InMemoryAdminSessions(() => now, { idleMs: 100, maxAgeMs: 250 });
+    const { id, session } = await s.create("fp1");
     expect(id).not.toContain("fp1");
-    expect(s.get(id, "fp1")).toBe(session);
+    expect(await s.get(id, "fp1")).toBe(session);
     now = 90;
-    expect(s.get(id, "fp1")).toBe(session);
+    expect(await s.get(id, "fp1")).toBe(session);
     now = 180;
-    expect(s.get(id, "fp1")).toBe(session);
+    expect(await s.get(id, "fp1")).toBe(session);
     now = 260;
-    expect(s.get(id, "fp1")).toBeNull();
+    expect(await s.get(id, "fp1")).toBeNull();
 
-    const idle = s.create("fp1");
+    const idle = await s.create("fp1");
     now += 101;
-    expect(s.get(idle.id, "fp1")).toBeNull();
+    expect(await s.get(idle.id, "fp1")).toBeNull();
 
-    const rotated = s.create("fp1");
-    expect(s.get(rotated.id, "fp2")).toBeNull();
-    expect(s.get(rotated.id, "fp1")).toBeNull();
+    const rotated = await s.create("fp1");
+    expect(await s.get(rotated.id, "fp2")).toBeNull();
+    expect(await s.get(rotated.id, "fp1")).toBeNull();
 
-    const c = s.create("fp1");
-    expect(AdminSessions.csrfMatches(c.session, c.session.csrf)).toBe(true);
-    expect(AdminSessions.csrfMatches(c.session, c.session.csrf.slice(1))).toBe(false);
-    expect(AdminSessions.csrfMatches(c.session, null)).toBe(false);
-    s.destroy(c.id);
-    expect(s.get(c.id, "fp1")).toBeNull();
+    const c = await s.create("fp1");
+    expect(csrfMatches(c.session, c.session.csrf)).toBe(true);
+    expect(csrfMatches(c.session, c.session.csrf.slice(1))).toBe(false);
+    expect(csrfMatches(c.session, null)).toBe(false);
+    await s.destroy(c.id);
+    expect(await s.get(c.id, "fp1")).toBeNull();
   });
 });
 

@@ -5,6 +5,7 @@
  * The result is a Lease that must be released exactly once, in `finally`.
  */
 import { AppError } from "../../errors";
+import { bearerToken } from "../../http/bearer";
 import type { CachedKey, KeyCache } from "../keys/key-cache";
 import type { LimiterStore, RequestBudget, Reservation } from "./limiter";
 import { costOf, estimateTokens, type Prices } from "./quota";
@@ -29,14 +30,6 @@ export interface AdmissionDeps {
   limiter: LimiterStore;
   priceOf: (model: string) => Prices | null;
   now: () => number;
-}
-
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
-
-export function bearerToken(header: string | null): string | null {
-  if (!header) return null;
-  const m = BEARER.exec(header);
-  return m ? m[1] : null;
 }
 
 /** Go-style duration text, as OpenAI's x-ratelimit-reset-* headers use: `12ms`, `1s`, `1.5s`, `6m0s`, `1h2m3s`. */

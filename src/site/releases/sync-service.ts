@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
-import type { MetaStore } from "../../store/sqlite/meta";
+import type { MetaRepository } from "../../store/meta-repository";
 import { DownloadFetchError, fetchFollowingRedirects, isHttpUrl } from "../downloads/download-fetch";
 import { MirrorWriteError, type Mirror } from "../downloads/mirror";
 import type { AssetRecord, ReleaseStore } from "../../store/sqlite/releases";
@@ -57,7 +57,7 @@ export interface SyncReport {
 export interface SyncDeps {
   store: ReleaseStore;
   mirror: Mirror;
-  meta: MetaStore;
+  meta: MetaRepository;
   log: Logger;
   now: () => number;
   fetch: typeof fetch;
@@ -88,8 +88,8 @@ export class ReleaseSync {
     return run;
   }
 
-  lastReport(): SyncReport | null {
-    const raw = this.deps.meta.get(LAST_REPORT_KEY);
+  async lastReport(): Promise<SyncReport | null> {
+    const raw = await this.deps.meta.get(LAST_REPORT_KEY);
     if (!raw) return null;
     try {
       return JSON.parse(raw) as SyncReport;
@@ -110,7 +110,7 @@ export class ReleaseSync {
     renew.unref?.();
     try {
       const report = await this.syncOnce({ ...options, apiUrl });
-      this.deps.meta.set(LAST_REPORT_KEY, JSON.stringify(report));
+      await this.deps.meta.set(LAST_REPORT_KEY, JSON.stringify(report));
       return report;
     } finally {
       clearInterval(renew);
@@ -142,7 +142,7 @@ export class ReleaseSync {
     };
     // Remembered per source and pre-release policy: switching --prereleases must re-read every page.
     const stateKey = `releases.sync.pages:${options.apiUrl}|${options.repo}|${options.prereleases ? 1 : 0}`;
-    const previous = readPages(meta.get(stateKey));
+    const previous = readPages(await meta.get(stateKey));
 
     let listed;
     try {
@@ -182,8 +182,9 @@ export class ReleaseSync {
             }
           }
         }
-        meta.set(stateKey, JSON.stringify(listed.pages));
       });
+      // After the commit: if the process dies in between, the next sync re-reads those pages, nothing worse.
+      await meta.set(stateKey, JSON.stringify(listed.pages));
     }
 
     await this.mirrorPending(source, options, report);

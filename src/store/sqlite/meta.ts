@@ -1,20 +1,28 @@
-/** Small named values the server keeps (the admin token's hash, sync state, ...). */
+/** MetaRepository on SQLite: the `meta` table (which also holds the change counters the triggers move). */
 import type { Database } from "bun:sqlite";
+import type { MetaRepository } from "../meta-repository";
 
-export class MetaStore {
-  constructor(private readonly db: Database) {}
+export class SqliteMetaRepository implements MetaRepository {
+  private readonly select;
+  private readonly upsert;
+  private readonly insertOnce;
 
-  get(key: string): string | null {
-    const r = this.db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null;
+  constructor(db: Database) {
+    this.select = db.query("SELECT value FROM meta WHERE key = ?");
+    this.upsert = db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    this.insertOnce = db.query("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)");
+  }
+
+  async get(key: string): Promise<string | null> {
+    const r = this.select.get(key) as { value: string } | null;
     return r ? r.value : null;
   }
 
-  set(key: string, value: string): void {
-    this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  async set(key: string, value: string): Promise<void> {
+    this.upsert.run(key, value);
   }
 
-  /** Sets the value only if none exists; returns whether this call set it (first writer wins across processes). */
-  setIfAbsent(key: string, value: string): boolean {
-    return this.db.query("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)").run(key, value).changes === 1;
+  async setIfAbsent(key: string, value: string): Promise<boolean> {
+    return this.insertOnce.run(key, value).changes === 1;
   }
 }
