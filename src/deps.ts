@@ -10,7 +10,7 @@ import type { AdmissionDeps } from "./gateway/limits/admission";
 import { KeyCache } from "./gateway/keys/key-cache";
 import { InProcessLimiter, type LimiterStore } from "./gateway/limits/limiter";
 import type { Prices } from "./gateway/limits/quota";
-import { ModelList } from "./gateway/routes/models-route";
+import { ModelList } from "./gateway/upstream/model-list";
 import type { NormalizeOptions } from "./gateway/translate/normalize";
 import { Upstream } from "./gateway/upstream/upstream";
 import { createPriceLookup, createSettler, type Settler } from "./gateway/usage/settle";

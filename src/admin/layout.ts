@@ -49,13 +49,3 @@ ${opts.next ? `<input type="hidden" name="next" value="${escapeHtml(opts.next)}"
 </body>
 </html>`;
 }
-
-/** A page with the given shell (portal, docs): same stylesheet, its own script, no navigation. */
-export function standalonePage(opts: { title: string; assetBase: string; script: string; body: string }): string {
-  return `${head(opts.title, opts.assetBase, opts.script)}
-<body>
-${opts.body}
-<div id="toast" role="status" aria-live="polite"></div>
-</body>
-</html>`;
-}

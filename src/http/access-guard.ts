@@ -15,7 +15,7 @@
  */
 import { Elysia } from "elysia";
 import type { Config } from "../config";
-import type { AppDeps } from "../deps";
+import type { AdminAuth } from "./admin-auth";
 import { AppError, errorResponse, type ErrorCode } from "../errors";
 import { csrfMatches } from "./admin-sessions";
 import { clientAddress } from "./client-address";
@@ -59,7 +59,13 @@ export function signInLocation(path: string): string {
   return /^\/admin(\/[a-z-]{1,40})?$/.test(path) && path !== "/admin" ? `/admin/sign-in?next=${encodeURIComponent(path)}` : "/admin/sign-in";
 }
 
-export function accessGuard(deps: AppDeps, web: WebState, record: RecordRequest) {
+/** What the guard reads: the settings (public URL, trusted proxies, metrics access) and the admin token. */
+export interface GuardDeps {
+  config: Config;
+  adminAuth: AdminAuth;
+}
+
+export function accessGuard(deps: GuardDeps, web: WebState, record: RecordRequest) {
   const refuse = (ctx: GuardContext, route: string, code: ErrorCode, message: string, headers: Record<string, string> = {}) => {
     const err = new AppError(code, message, { headers });
     record(ctx.request, route, err.status);

@@ -25,3 +25,13 @@ ${script ? `<script type="module" src="${assetBase}/${script}"></script>\n` : ""
 export function htmlResponse(html: string, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8", ...headers } });
 }
+
+/** A page outside the back office (the portal, /docs): the shared head, the body, a toast area for its script. */
+export function standalonePage(opts: { title: string; assetBase: string; script: string; body: string }): string {
+  return `${pageHead(opts.title, opts.assetBase, opts.script)}
+<body>
+${opts.body}
+<div id="toast" role="status" aria-live="polite"></div>
+</body>
+</html>`;
+}

@@ -9,8 +9,7 @@
  */
 import { Elysia, type AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
-import { standalonePage } from "../admin/layout";
-import { htmlResponse } from "./html";
+import { htmlResponse, standalonePage } from "./html";
 import { VERSION } from "../version";
 import { SITE_DOCS } from "./openapi-contract";
 

@@ -11,7 +11,8 @@
  * re-wrap a streamed body), which gateway streams and downloads must not pay for.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../deps";
+import type { Logger } from "../log";
+import type { Metrics } from "./metrics";
 import { requestIdFor } from "./request-id";
 
 export const UNMATCHED_ROUTE = "(unmatched)";
@@ -57,7 +58,7 @@ function statusOf(set: { status?: number | string }, value: unknown): number {
   return typeof set.status === "number" ? set.status : 200;
 }
 
-export function requestLog(deps: AppDeps): { plugin: Elysia<any, any, any, any, any, any, any>; record: RecordRequest } {
+export function requestLog(deps: { metrics?: Metrics; log: Logger }): { plugin: Elysia<any, any, any, any, any, any, any>; record: RecordRequest } {
   const record: RecordRequest = (request, route, status) => {
     const method = METHODS.has(request.method) ? request.method : "OTHER";
     deps.metrics?.httpRequest(route, method, status);

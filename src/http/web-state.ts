@@ -2,7 +2,7 @@
  * Browser-facing state of one app instance: admin sessions and the failure throttles of the admin credential
  * and of the portal. Per app (not per process), so tests and a second app never share lockouts.
  */
-import type { AppDeps } from "../deps";
+import type { AdminAuth } from "./admin-auth";
 import { InMemoryAdminSessions, type AdminSession, type AdminSessionStore } from "./admin-sessions";
 import { readCookie } from "./cookies";
 import { FailureThrottle } from "./throttle";
@@ -23,7 +23,7 @@ export interface WebState {
   sessionIdOf(request: Request): string | null;
 }
 
-export function createWebState(deps: Pick<AppDeps, "now" | "adminAuth">): WebState {
+export function createWebState(deps: { now: () => number; adminAuth: AdminAuth }): WebState {
   const sessions = new InMemoryAdminSessions(deps.now);
   const seen = new WeakMap<Request, Promise<AdminSession | null>>();
   const sessionIdOf = (request: Request) => {

@@ -12,8 +12,7 @@ import { AppError, errorResponse } from "../errors";
 import { bearerToken } from "../http/bearer";
 import { clientAddress } from "../http/client-address";
 import type { WebState } from "../http/web-state";
-import { standalonePage } from "../admin/layout";
-import { htmlResponse } from "../http/html";
+import { htmlResponse, standalonePage } from "../http/html";
 import { DAY_MS, portalSince, portalView } from "./view";
 
 export const MIN_ANSWER_MS = 300;

@@ -9,7 +9,7 @@ import { collectUpstream } from "../stream/collect-upstream";
 import { IDLE, UpstreamEventSource } from "../stream/event-source";
 import { mapStreamFailure, upstreamStreamError } from "../stream/failure";
 import { normalizeResponsesRequest } from "../translate/normalize";
-import { functionToolNames } from "./responses-route";
+import { functionToolNames } from "../stream/tool-markup";
 import { SSE_DONE, SSE_KEEPALIVE, encodeData } from "../stream/sse/encode";
 import { createResponsesStreamRewriter } from "../stream/stream-rewrite";
 import { chatToResponses } from "../translate/chat-to-responses";

@@ -13,25 +13,13 @@ import { relayRaw } from "../stream/raw-relay";
 import type { ResponsesRequest, ResponsesStreamEvent } from "../responses-types";
 import { SSE_KEEPALIVE, encodeEvent } from "../stream/sse/encode";
 import { createResponsesStreamRewriter } from "../stream/stream-rewrite";
+import { functionToolNames } from "../stream/tool-markup";
 
 export function isRawMode(headers: Headers): boolean {
   const mode = headers.get("x-upstream-mode");
   if (mode && mode.trim().toLowerCase() === "raw") return true;
   const flag = headers.get("x-upstream-raw-passthrough");
   return flag !== null && /^(true|1|yes)$/i.test(flag.trim());
-}
-
-/** Names of the function tools a request defines: markup naming one of them becomes a real call. */
-export function functionToolNames(tools: unknown): Set<string> {
-  const names = new Set<string>();
-  if (!Array.isArray(tools)) return names;
-  for (const t of tools) {
-    if (t && typeof t === "object") {
-      const name = (t as any).name ?? (t as any).function?.name;
-      if (typeof name === "string") names.add(name);
-    }
-  }
-  return names;
 }
 
 export async function handleResponses(deps: AppDeps, request: Request): Promise<Response> {
@@ -98,7 +86,7 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
       if (failure) {
         // No terminal event: the caller still gets one, a response.failed with the next sequence number,
         // carrying the upstream's own error when it sent one.
-        if (!source.terminal) out += encode(failedResponseEvent(source.snapshot, lastSequence + 1, failure.code, failure.message), null);
+        if (!source.terminal) out += encode(failedResponseEvent(source.snapshot, lastSequence + 1, failure.code, failure.message, call.startedAtMs), null);
         errorCode = failure.code;
         status = mapStreamFailure(failure.code, failure.message).status;
       }
@@ -115,7 +103,7 @@ function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventS
       errorCode = "upstream_stream_error";
       status = 502;
       await call.finish(status, errorCode, source.usage);
-      yield held + encode(failedResponseEvent(source.snapshot, lastSequence + 1, errorCode, `The upstream stream failed: ${message}`), null);
+      yield held + encode(failedResponseEvent(source.snapshot, lastSequence + 1, errorCode, `The upstream stream failed: ${message}`, call.startedAtMs), null);
     } finally {
       // After the terminal event the source has already released the upstream body; aborting then only costs.
       if (!source.terminal) call.upstreamAbort.abort();

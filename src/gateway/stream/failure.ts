@@ -26,14 +26,16 @@ export function mapStreamFailure(code: string, message: string): AppError {
   return new AppError("upstream_error", message, { rawCode: code });
 }
 
+/** `nowMs` dates the response when the upstream never sent one (no snapshot): the caller's clock, not ours. */
 export function failedResponseEvent(
   snapshot: ResponseObject | null,
   sequenceNumber: number,
   code: string,
   message: string,
+  nowMs: number,
 ): ResponsesStreamEvent {
   const response: ResponseObject = {
-    ...(snapshot ?? { id: "", object: "response", created_at: Math.floor(Date.now() / 1000), model: "", output: [], usage: null }),
+    ...(snapshot ?? { id: "", object: "response", created_at: Math.floor(nowMs / 1000), model: "", output: [], usage: null }),
     status: "failed",
     error: { code, message },
     incomplete_details: null,

@@ -223,3 +223,16 @@ export function cleanToolMarkup(
   }
   return { text: out, calls };
 }
+
+/** Names of the function tools a request defines: markup naming one of them becomes a real call. */
+export function functionToolNames(tools: unknown): Set<string> {
+  const names = new Set<string>();
+  if (!Array.isArray(tools)) return names;
+  for (const t of tools) {
+    if (t && typeof t === "object") {
+      const name = (t as any).name ?? (t as any).function?.name;
+      if (typeof name === "string") names.add(name);
+    }
+  }
+  return names;
+}
