@@ -4,7 +4,7 @@
  * Overlong or malformed values are refused with a 400, never truncated.
  */
 import { Value } from "@sinclair/typebox/value";
-import { t, type Static, type TSchema } from "elysia";
+import { Type as t, type Static, type TSchema } from "@sinclair/typebox";
 import { AppError } from "../../errors";
 import { normalizeLocale } from "./announcements";
 import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../types";

@@ -3,6 +3,7 @@
  * redirects followed by hand up to a bound, credentials sent only to the origin they belong to, a deadline
  * for the response headers and an idle bound on the body, all tied to the caller's abort signal.
  */
+import { isHttpUrl } from "./http-url";
 
 export class DownloadFetchError extends Error {
   constructor(
@@ -34,16 +35,6 @@ export interface FollowOptions {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
-/** Only absolute http(s) URLs; anything else (file:, data:, relative junk) is refused. */
-export function isHttpUrl(value: string): boolean {
-  try {
-    const u = new URL(value);
-    return (u.protocol === "http:" || u.protocol === "https:") && u.hostname !== "";
-  } catch {
-    return false;
-  }
-}
 
 export async function fetchFollowingRedirects(url: string, options: FollowOptions): Promise<Response> {
   const max = options.maxRedirects ?? 5;

@@ -16,7 +16,7 @@ import { basename } from "node:path";
 import { AppError } from "../../errors";
 import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } from "./classify";
 import { sanitizeFileName } from "../downloads/download-headers";
-import { isHttpUrl } from "../downloads/download-fetch";
+import { isHttpUrl } from "../downloads/http-url";
 import type { Mirror, MirrorObject } from "../downloads/mirror";
 import type { AssetFields, AssetRecord, ReleaseChanges, ReleaseRecord, ReleaseStore } from "../../store/sqlite/releases";
 import type { Arch, Platform } from "../types";

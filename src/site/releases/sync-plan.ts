@@ -19,7 +19,7 @@
  */
 import { classifyAsset } from "./classify";
 import { sanitizeFileName } from "../downloads/download-headers";
-import { isHttpUrl } from "../downloads/download-fetch";
+import { isHttpUrl } from "../downloads/http-url";
 import type { AssetFields, AssetRecord, NewRelease, ReleaseChanges, ReleaseRecord } from "../../store/sqlite/releases";
 import { versionKey } from "../../store/sqlite/releases";
 import type { GitHubAsset, GitHubRelease } from "./sync-github";

@@ -1,0 +1,128 @@
+/**
+ * The layout's rules, checked on the import graph (docs/architecture.md, "Dependencies"): state only behind
+ * the store, one-way dependencies, a pure core, no cycles, one import style. A change that breaks one fails here
+ * with the offending files named.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { importCycles, readImportGraph } from "../support/import-graph";
+
+const ROOT = join(import.meta.dir, "../..");
+const graph = readImportGraph(ROOT);
+
+const FEATURES = /^src\/(gateway|site|admin|portal|cli)\//;
+const COMPOSITION = new Set(["src/deps.ts", "src/app.ts", "src/server.ts", "src/main.ts", "src/service-context.ts"]);
+/** Modules every layer may use: they hold no state and know no feature. */
+const SHARED = new Set(["src/secrets.ts", "src/errors.ts", "src/log.ts", "src/version.ts"]);
+/** Where a feature declares the interface of its state (and the domain types it speaks in). */
+const PORT = /(-repository\.ts|^src\/site\/downloads\/mirror\.ts)$/;
+
+/** Modules of the pure core: values in, values out; no framework, no database, no network, no clock. */
+const PURE = [
+  "src/gateway/translate/chat-messages-to-input.ts",
+  "src/gateway/translate/chat-to-responses.ts",
+  "src/gateway/translate/responses-to-chat.ts",
+  "src/gateway/translate/stream-to-chat.ts",
+  "src/gateway/translate/normalize.ts",
+  "src/gateway/translate/request-checks.ts",
+  "src/gateway/stream/sse/decode.ts",
+  "src/gateway/stream/sse/encode.ts",
+  "src/gateway/stream/failure.ts",
+  "src/gateway/stream/tool-markup.ts",
+  "src/gateway/stream/tool-markup-tags.ts",
+  "src/gateway/stream/stream-rewrite.ts",
+  "src/gateway/stream/collect.ts",
+  "src/gateway/limits/quota.ts",
+  "src/gateway/limits/semaphore.ts",
+  "src/gateway/limits/token-bucket.ts",
+  "src/gateway/limits/model-match.ts",
+  "src/site/releases/latest.ts",
+  "src/site/releases/classify.ts",
+  "src/site/releases/versions.ts",
+  "src/site/releases/sync-plan.ts",
+  "src/site/announcements/announcement-input.ts",
+  "src/site/announcements/announcements.ts",
+  "src/site/heartbeats/heartbeat-input.ts",
+  "src/site/heartbeats/client-stats.ts",
+  "src/site/downloads/range.ts",
+  "src/site/downloads/download-headers.ts",
+  "src/site/downloads/http-url.ts",
+  "src/site/query-params.ts",
+  "src/time-input.ts",
+];
+const IMPURE_PACKAGES = /^(elysia|@elysiajs\/|bun:sqlite$|bun$|node:fs|node:child_process|node:net)/;
+
+/**
+ * What issue 15 has not moved yet (the repositories of releases, announcements and heartbeats still live in
+ * store/sqlite with their types, and services still receive the database handle). The list may only shrink:
+ * a new violation fails, and so does an entry that no longer happens (remove it when it is fixed).
+ */
+const REMAINING = new Set([
+  "bun:sqlite in src/deps.ts",
+  "bun:sqlite in src/service-context.ts",
+  "bun:sqlite in src/site/announcements/announcement-service.ts",
+  "src/store/sqlite/announcements.ts -> src/site/announcements/announcement-input.ts (type)",
+  "src/store/sqlite/announcements.ts -> src/site/types.ts (type)",
+  "src/store/sqlite/clients.ts -> src/site/heartbeats/client-stats.ts (type)",
+  "src/store/sqlite/clients.ts -> src/site/heartbeats/heartbeat-input.ts (type)",
+  "src/store/sqlite/releases.ts -> src/site/types.ts (type)",
+  "src/store/sqlite/releases.ts -> src/site/releases/versions.ts",
+  "src/site/releases/sync-plan.ts -> src/store/sqlite/releases.ts",
+]);
+
+/** Fails on a violation not in REMAINING, and on an entry of REMAINING this rule no longer finds. */
+function expectOnlyRemaining(found: string[], rule: RegExp): void {
+  expect(found.filter((v) => !REMAINING.has(v))).toEqual([]);
+  const stale = [...REMAINING].filter((v) => rule.test(v) && !found.includes(v));
+  expect(stale).toEqual([]);
+}
+
+const isRoute = (f: string) => /^src\/gateway\/routes\//.test(f) || /-routes\.ts$/.test(f) || /^src\/admin\/[^/]*-api\.ts$/.test(f) || f === "src/portal/routes.ts";
+
+describe("layout", () => {
+  test("bun:sqlite is imported only by the SQLite implementations", () => {
+    const users = graph.files.filter((f) => graph.packages.get(f)!.has("bun:sqlite") || /from "bun:sqlite"/.test(graph.source.get(f)!));
+    expectOnlyRemaining(users.filter((f) => !f.startsWith("src/store/sqlite/")).map((f) => `bun:sqlite in ${f}`), /^bun:sqlite in /);
+  });
+
+  test("store/ imports no feature code: only the interfaces it implements, as types", () => {
+    const bad = graph.edges.filter(
+      (e) => e.from.startsWith("src/store/") && !e.to.startsWith("src/store/") && !SHARED.has(e.to) && !(e.typeOnly && PORT.test(e.to)),
+    );
+    expectOnlyRemaining(bad.map((e) => `${e.from} -> ${e.to}${e.typeOnly ? " (type)" : ""}`), /^src\/store\//);
+  });
+
+  test("http/ imports no feature and not the composition root", () => {
+    const bad = graph.edges.filter((e) => e.from.startsWith("src/http/") && (FEATURES.test(e.to) || COMPOSITION.has(e.to)));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("a route never imports another route", () => {
+    const bad = graph.edges.filter((e) => isRoute(e.from) && isRoute(e.to));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("the pure core imports no framework, database or file system and reads no clock", () => {
+    const missing = PURE.filter((f) => !existsSync(join(ROOT, f)));
+    expect(missing).toEqual([]);
+    const bad: string[] = [];
+    for (const f of PURE) {
+      for (const p of graph.packages.get(f) ?? []) if (IMPURE_PACKAGES.test(p)) bad.push(`${f} imports ${p}`);
+      const text = graph.source.get(f)!;
+      if (/\bDate\.now\(|new Date\(\)|performance\.now\(/.test(text)) bad.push(`${f} reads the clock`);
+      if (/\bfetch\(/.test(text)) bad.push(`${f} calls fetch`);
+      for (const e of graph.edges) if (e.from === f && !e.typeOnly && !PURE.includes(e.to) && !SHARED.has(e.to) && !e.to.endsWith("-types.ts") && !e.to.endsWith("/types.ts")) bad.push(`${f} -> ${e.to}`);
+    }
+    expectOnlyRemaining(bad, /^src\/(gateway|site)\//);
+  });
+
+  test("no import cycles", () => {
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  test("one import style: relative specifiers without the .ts extension", () => {
+    const bad = graph.files.filter((f) => /from\s+["']\.{1,2}\/[^"']+\.ts["']/.test(graph.source.get(f)!));
+    expect(bad).toEqual([]);
+  });
+});
