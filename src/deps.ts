@@ -66,6 +66,8 @@ export interface DepsOptions {
   now?: () => number;
   fetch?: typeof fetch;
   metrics?: Metrics;
+  /** Where rate buckets, concurrency and quota use are kept; default InProcessLimiter. */
+  limiter?: LimiterStore;
 }
 
 export function databasePathOf(config: Config): string {
@@ -80,9 +82,10 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
   const keys = new KeyStore(db, now);
   const ledger = new LedgerStore(db);
   const ledgerWriter = new GroupCommit<LedgerEntry>((items) => ledger.writeBatch(items), { maxBatch: 256, maxDelayMs: 0 });
-  const keyCache = new KeyCache(keys, () => ledgerWriter.flush());
+  // Injected (a shared limiter lets several instances enforce one set of limits); in-process by default.
+  const limiter = options.limiter ?? new InProcessLimiter();
+  const keyCache = new KeyCache(keys, () => ledgerWriter.flush(), (ids) => limiter.forget(ids));
   keyCache.start();
-  const limiter = new InProcessLimiter();
   const priceOf = createPriceLookup(config.prices);
   // Assigned below, once the services its scrape-time values come from exist.
   let metrics: Metrics | undefined;

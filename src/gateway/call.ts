@@ -113,7 +113,7 @@ export class GatewayCall {
     });
     // Listing models spends no tokens: it is logged and counted, not written to the ledger.
     if (!this.lease || this.endpoint === "models") {
-      this.lease?.release();
+      this.lease?.settle({ tokens: 0, cost: 0 });
       return Promise.resolve();
     }
     return this.deps.settler

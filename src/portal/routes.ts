@@ -59,7 +59,7 @@ export function portalRoutes(deps: AppDeps, web: WebState) {
     const now = deps.now();
     deps.ledgerWriter.flush();
     const daily = deps.ledger.series(portalSince(now), DAY_MS, cached.key.id);
-    return json(portalView(cached.key, cached.usage, daily, now));
+    return json(portalView(cached.key, deps.keys.usage(cached.key.id), daily, now));
   };
 
   return new Elysia({ name: "portal" })

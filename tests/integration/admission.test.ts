@@ -244,7 +244,7 @@ describe("quota settles from the stream's usage", () => {
       const key = priced.createKey({ name: "b", balance: 1.5 });
       expect((await fetch(`${priced.url}/v1/responses`, authed(key, hello))).status).toBe(200);
       // No wait: the balance is charged before the reply's last byte. 500 * 1000/1M + 250 * 2000/1M = 0.5 + 0.5 = 1.0
-      expect(priced.deps.keyCache.get(priced.deps.keys.get("b")!.id)!.usage.spent).toBeCloseTo(1.0);
+      expect(priced.deps.keys.usage(priced.deps.keys.get("b")!.id).spent).toBeCloseTo(1.0);
       expect((await fetch(`${priced.url}/v1/responses`, authed(key, hello))).status).toBe(200);
       const e = await fetch(`${priced.url}/v1/responses`, authed(key, hello));
       expect(e.status).toBe(429);

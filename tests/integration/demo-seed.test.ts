@@ -69,8 +69,8 @@ test("Keys: the demo key has usage well under its quota and still works; the oth
   expect(byName["nightly-batch"].state).toBe("expired");
   for (const k of data) expect(k.usage.requests).toBeGreaterThan(0);
 
-  // The printed key answers through the simulated model, and the server's cached totals include the seeded
-  // usage (the portal reads the cache): the cache was loaded after the traffic was written.
+  // The printed key answers through the simulated model, and the portal's totals (the recorded ones) include the
+  // seeded usage and this request.
   const res = await fetch(`${g.url}/v1/responses`, authed(seed.apiKey, { model: "demo-mini", input: "Hello, Gantry!" }));
   expect(res.status).toBe(200);
   await res.arrayBuffer();

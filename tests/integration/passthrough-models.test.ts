@@ -58,7 +58,7 @@ describe("raw passthrough", () => {
     expect(body).not.toContain("[DONE]");
     // No wait: the usage is settled before the stream's last byte left the server (gateway/call.ts).
     const id = g.deps.keys.get(name)!.id;
-    expect(g.deps.keyCache.get(id)!.usage.tokens).toBe(18);
+    expect(g.deps.keys.usage(id).tokens).toBe(18);
     expect((await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", stream: true, input: "x" }, raw))).status).toBe(200);
     const refused = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", stream: true, input: "x" }, raw));
     expect(refused.status).toBe(429);

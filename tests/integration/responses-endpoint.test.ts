@@ -592,7 +592,7 @@ describe("usage from the terminal event settles the key's quota", () => {
           expect(res.status).toBe(200);
           await res.text();
           // No wait and no flush: the usage is settled before the reply's last byte left (gateway/call.ts).
-          expect(g.deps.keyCache.get(id)!.usage.tokens).toBe(42 * i);
+          expect(g.deps.keys.usage(id).tokens).toBe(42 * i);
         }
         const row = g.deps.ledger.recent(1, id)[0];
         expect(row).toMatchObject({ endpoint: c.endpoint, status: 200, errorCode: null, inputTokens: 30, outputTokens: 12, reasoningTokens: 5 });

@@ -72,11 +72,11 @@ describe("admission decision table", () => {
     expect(code("Bearer gk-nope")).toBe("invalid_api_key");
   });
 
-  test("a lease is released once however often release() is called", () => {
+  test("a lease is settled once however often settle() is called", () => {
     const { deps, secret } = setup({ concurrency: 1 });
     const lease = admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: null, bodyBytes: 0 });
-    lease.release();
-    lease.release();
+    lease.settle({ tokens: 0, cost: 0 });
+    lease.settle({ tokens: 0, cost: 0 });
     expect(deps.limiter.inFlight(lease.key.key.id)).toBe(0);
     const again = admit(deps, authenticate(deps, `bearer  ${secret}`), { model: "m", maxTokens: null, bodyBytes: 0 });
     expect(() => admit(deps, again.key, { model: "m", maxTokens: null, bodyBytes: 0 })).toThrow(AppError);
@@ -139,5 +139,42 @@ describe("helpers", () => {
     expect(formatDuration(1500)).toBe("1.5s");
     expect(formatDuration(360_000)).toBe("6m0s");
     expect(formatDuration(3_723_000)).toBe("1h2m3s");
+  });
+});
+
+describe("quota across key-cache reloads", () => {
+  test("a reload while requests run does not lose their usage (a 400-token quota is not overspent)", () => {
+    const db: Database = openDatabase(":memory:");
+    const store = new KeyStore(db, () => NOW);
+    const { secret } = store.create({ name: "q", quotaTokens: 400 });
+    store.create({ name: "other" });
+    const cache = new KeyCache(store);
+    const deps = { keys: cache, limiter: new InProcessLimiter(), priceOf: () => null, now: () => NOW };
+    const request = () => admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: 50, bodyBytes: 40 });
+
+    const running = request();
+    // Another key changes (as the admin API or the CLI would do): the cache reloads while the request runs,
+    // reading totals from the database, which has not been told of the running request.
+    store.update("other", { name: "renamed" });
+    expect(cache.reloadIfChanged()).toBe(true);
+    running.settle({ tokens: 450, cost: 0 });
+
+    expect(() => request()).toThrow(expect.objectContaining({ code: "quota_exceeded" }));
+  });
+
+  test("a usage reset starts a new period at once", () => {
+    const db: Database = openDatabase(":memory:");
+    const store = new KeyStore(db, () => NOW);
+    const { key, secret } = store.create({ name: "q", quotaTokens: 400 });
+    let t = NOW;
+    const cache = new KeyCache(store);
+    const deps = { keys: cache, limiter: new InProcessLimiter(), priceOf: () => null, now: () => t };
+    const request = () => admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: 50, bodyBytes: 40 });
+    request().settle({ tokens: 450, cost: 0 });
+    expect(() => request()).toThrow(expect.objectContaining({ code: "quota_exceeded" }));
+    t += 1000;
+    new KeyStore(db, () => t).resetUsage(key.id);
+    cache.reloadIfChanged();
+    expect(request().key.key.id).toBe(key.id);
   });
 });

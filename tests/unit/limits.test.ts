@@ -87,7 +87,7 @@ describe("model permission", () => {
 
 describe("in-process limiter: a refusal consumes nothing", () => {
   const limits = { rpm: 2, rpd: 3, concurrency: 1, quotaTokens: null, balance: null };
-  const used = { tokens: 0, spent: 0 };
+  const used = { tokens: 0, spent: 0, since: null };
   const r = { tokens: 10, cost: 0 };
   const opts = { concurrency: true, quota: true };
 
@@ -98,7 +98,7 @@ describe("in-process limiter: a refusal consumes nothing", () => {
     const second = l.admit("k", limits, used, r, 0, opts);
     expect(second).toMatchObject({ ok: false, code: "concurrent_limit" });
     expect(second.budget?.remaining).toBe(1); // RPM still has one left
-    l.release("k", r, true);
+    l.settle("k", r, { tokens: 0, cost: 0 }, true);
     expect(l.admit("k", limits, used, r, 0, opts).ok).toBe(true);
   });
 
@@ -121,14 +121,14 @@ describe("in-process limiter: a refusal consumes nothing", () => {
     if (!refused.ok) expect(refused.retryAfterMs).toBe(MINUTE_MS / 2 - 1000);
   });
 
-  test("quota reservations are held until release", () => {
+  test("quota reservations are held until settlement", () => {
     const l = new InProcessLimiter();
     const lim = { rpm: null, rpd: null, concurrency: null, quotaTokens: 25, balance: null };
     expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
     expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
     expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true); // 25 - 20 > 0
     expect(l.admit("k", lim, used, r, 0, opts)).toMatchObject({ ok: false, code: "quota_exceeded" });
-    l.release("k", r, false);
+    l.settle("k", r, { tokens: 0, cost: 0 }, false);
     expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
     expect(l.inFlight("k")).toBe(3);
   });
@@ -136,7 +136,7 @@ describe("in-process limiter: a refusal consumes nothing", () => {
 
 describe("a stored limit of 0 (refused at input; an older database may hold one)", () => {
   const none = { rpm: null, rpd: null, concurrency: null, quotaTokens: null, balance: null };
-  const used = { tokens: 0, spent: 0 };
+  const used = { tokens: 0, spent: 0, since: null };
   const r = { tokens: 10, cost: 0 };
   const opts = { concurrency: true, quota: true };
   const finite = (n: number) => expect(Number.isFinite(n)).toBe(true);
@@ -174,7 +174,7 @@ describe("a stored limit of 0 (refused at input; an older database may hold one)
   test("a limit lowered to 0 blocks; raised again, it admits", () => {
     const l = new InProcessLimiter();
     expect(l.admit("k", { ...none, rpm: 2 }, used, r, 0, opts).ok).toBe(true);
-    l.release("k", r, false);
+    l.settle("k", r, { tokens: 0, cost: 0 }, false);
     const refused = l.admit("k", { ...none, rpm: 0 }, used, r, 10, opts);
     expect(refused).toMatchObject({ ok: false, code: "rate_limit_rpm", retryable: false });
     if (!refused.ok) for (const n of Object.values(refused.budget!)) finite(n);
@@ -187,3 +187,39 @@ describe("a stored limit of 0 (refused at input; an older database may hold one)
     expect(l.admit("k", { ...none, rpm: 1 }, used, r, 0, opts)).toMatchObject({ ok: false, retryable: true });
   });
 });
+
+describe("in-process limiter: the quota used is its own", () => {
+  const lim = { rpm: null, rpd: null, concurrency: null, quotaTokens: 400, balance: null };
+  const opts = { concurrency: true, quota: true };
+  const r = { tokens: 100, cost: 0 };
+
+  test("settlement turns the reservation into the real use, and an older record does not undo it", () => {
+    const l = new InProcessLimiter();
+    const recorded = { tokens: 0, spent: 0, since: null };
+    expect(l.admit("k", lim, recorded, r, 0, opts).ok).toBe(true);
+    l.settle("k", r, { tokens: 450, cost: 0 }, false);
+    // The same (older) record again, as a key-cache reload before the ledger row is written would bring it.
+    expect(l.admit("k", lim, recorded, r, 0, opts)).toMatchObject({ ok: false, code: "quota_exceeded" });
+  });
+
+  test("a new quota period (a usage reset) replaces what it counted", () => {
+    const l = new InProcessLimiter();
+    expect(l.admit("k", lim, { tokens: 0, spent: 0, since: null }, r, 0, opts).ok).toBe(true);
+    l.settle("k", r, { tokens: 450, cost: 0 }, false);
+    expect(l.admit("k", lim, { tokens: 0, spent: 0, since: 1000 }, r, 0, opts).ok).toBe(true);
+  });
+
+  test("forget drops idle keys that no longer exist, keeps those with requests in flight", () => {
+    const l = new InProcessLimiter();
+    const conc = { ...lim, concurrency: 1 };
+    expect(l.admit("gone", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts).ok).toBe(true);
+    expect(l.admit("busy", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts).ok).toBe(true);
+    l.settle("gone", r, { tokens: 450, cost: 0 }, true);
+    l.forget(new Set());
+    expect(l.inFlight("busy")).toBe(1);
+    // Forgotten: a key with the same id starts from its record again.
+    expect(l.admit("gone", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts).ok).toBe(true);
+    expect(l.admit("busy", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts)).toMatchObject({ ok: false, code: "concurrent_limit" });
+  });
+});
+

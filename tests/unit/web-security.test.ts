@@ -136,7 +136,7 @@ describe("chart and portal data", () => {
       quotaTokens: 100, balance: null, rpm: null, rpd: null, concurrency: null, maxTokens: null, createdAt: 0, updatedAt: 0,
     } as any;
     const today = Date.parse("2025-06-30T00:00:00Z");
-    const view = portalView(key, { requests: 2, inputTokens: 30, outputTokens: 10, tokens: 40, spent: 0 }, [{ bucket: today, requests: 2, errors: 0, inputTokens: 30, outputTokens: 10, cost: 0 }], now);
+    const view = portalView(key, { requests: 2, inputTokens: 30, outputTokens: 10, tokens: 40, spent: 0, resetAt: null }, [{ bucket: today, requests: 2, errors: 0, inputTokens: 30, outputTokens: 10, cost: 0 }], now);
     expect(portalSince(now)).toBe(Date.parse("2025-06-01T00:00:00Z"));
     expect(view.daily).toHaveLength(30);
     expect(view.today).toMatchObject({ day: "2025-06-30", requests: 2 });

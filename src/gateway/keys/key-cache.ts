@@ -12,7 +12,7 @@ export interface CachedKey {
   /** The stored SHA-256 of the secret, decoded once. */
   digest: Uint8Array;
   allowsModel: ModelMatcher;
-  /** Running totals: loaded from the database, advanced in memory as requests settle. */
+  /** The totals the database recorded at the last reload; the limiter counts from them (see RecordedUsage). */
   usage: KeyUsageTotals;
 }
 
@@ -26,6 +26,8 @@ export class KeyCache {
     private readonly store: KeyStore,
     /** Runs before a reload, so usage not yet written is not overwritten by older totals. */
     private readonly beforeReload: () => void = () => {},
+    /** Runs after a reload with the ids of the keys that exist now (the limiter forgets the others). */
+    private readonly afterReload: (ids: Set<string>) => void = () => {},
   ) {
     this.reloadIfChanged();
   }
@@ -53,7 +55,7 @@ export class KeyCache {
         key,
         digest: Buffer.from(key.hash, "hex"),
         allowsModel: compileModelPermission(key.modelMode, key.models),
-        usage: usage.get(key.id) ?? { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0, spent: 0 },
+        usage: usage.get(key.id) ?? { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0, spent: 0, resetAt: null },
       };
       byHash.set(key.hash, cached);
       byId.set(key.id, cached);
@@ -61,6 +63,7 @@ export class KeyCache {
     this.byHash = byHash;
     this.byId = byId;
     this.generation = gen;
+    this.afterReload(new Set(byId.keys()));
     return true;
   }
 

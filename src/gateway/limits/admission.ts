@@ -22,7 +22,8 @@ export interface Lease {
   key: CachedKey;
   reservation: Reservation;
   headers: Record<string, string>;
-  release(): void;
+  /** Ends the request with the usage it really had (tokens and cost); once, whatever ends it. */
+  settle(used: Reservation): void;
 }
 
 export interface AdmissionDeps {
@@ -116,7 +117,7 @@ export function admit(deps: AdmissionDeps, cached: CachedKey, req: AdmissionRequ
   const result = deps.limiter.admit(
     key.id,
     key,
-    { tokens: cached.usage.tokens, spent: cached.usage.spent },
+    { tokens: cached.usage.tokens, spent: cached.usage.spent, since: cached.usage.resetAt },
     reservation,
     now,
     { concurrency: generating, quota: generating },
@@ -138,10 +139,10 @@ export function admit(deps: AdmissionDeps, cached: CachedKey, req: AdmissionRequ
     key: cached,
     reservation,
     headers,
-    release() {
+    settle(used) {
       if (released || !generating) return;
       released = true;
-      deps.limiter.release(key.id, reservation, slot);
+      deps.limiter.settle(key.id, reservation, used, slot);
     },
   };
 }

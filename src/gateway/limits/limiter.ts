@@ -1,5 +1,5 @@
 /**
- * The LimiterStore seam: per-key rate buckets, concurrency slots and quota reservations.
+ * The LimiterStore seam: per-key rate buckets, concurrency slots, quota reservations and the quota used.
  * Decide-then-commit happens inside one call, so a refused request consumes nothing from any budget
  * (a Redis implementation does the same in one script). This is the in-process default.
  */
@@ -48,12 +48,28 @@ export interface AdmitOptions {
   quota: boolean;
 }
 
+/**
+ * A key's quota use as the database last recorded it. `since` names the quota period (the time of the last
+ * usage reset, null if never): the limiter adopts these totals when it first meets the key or when the period
+ * changed, and otherwise keeps its own, which include requests settled since that record was read.
+ */
+export interface RecordedUsage {
+  tokens: number;
+  spent: number;
+  since: number | null;
+}
+
 export interface LimiterStore {
-  admit(keyId: string, limits: KeyLimits, used: { tokens: number; spent: number }, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult;
-  /** Gives back a concurrency slot and a reservation; safe to call once per admitted request. */
-  release(keyId: string, reserve: Reservation, slot: boolean): void;
+  admit(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult;
+  /**
+   * Ends an admitted request: its reservation becomes the usage it really had (`used`: zero when nothing was
+   * produced) and its concurrency slot is freed, in one step. Safe to call once per admitted request.
+   */
+  settle(keyId: string, reserve: Reservation, used: Reservation, slot: boolean): void;
   inFlight(keyId: string): number;
   totalInFlight(): number;
+  /** Drops what it keeps for keys that no longer exist (those with requests in flight stay until they end). */
+  forget(keepIds: Set<string>): void;
 }
 
 interface KeyState {
@@ -62,6 +78,11 @@ interface KeyState {
   sem: Semaphore | null;
   reservedTokens: number;
   reservedCost: number;
+  /** Quota used in the current period: adopted from the record, then advanced by every settlement. */
+  usedTokens: number;
+  usedCost: number;
+  /** The period the used totals belong to (RecordedUsage.since); undefined until adopted. */
+  period: number | null | undefined;
   active: number;
 }
 
@@ -84,14 +105,21 @@ export class InProcessLimiter implements LimiterStore {
   private state(keyId: string): KeyState {
     let s = this.states.get(keyId);
     if (!s) {
-      s = { rpm: null, rpd: null, sem: null, reservedTokens: 0, reservedCost: 0, active: 0 };
+      s = { rpm: null, rpd: null, sem: null, reservedTokens: 0, reservedCost: 0, usedTokens: 0, usedCost: 0, period: undefined, active: 0 };
       this.states.set(keyId, s);
     }
     return s;
   }
 
-  admit(keyId: string, limits: KeyLimits, used: { tokens: number; spent: number }, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult {
+  admit(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult {
     const s = this.state(keyId);
+    // The record lags behind settlements not yet written (and a key-cache reload re-reads it): only a new
+    // period (a usage reset) replaces what this limiter counted itself.
+    if (s.period === undefined || s.period !== recorded.since) {
+      s.usedTokens = recorded.tokens;
+      s.usedCost = recorded.spent;
+      s.period = recorded.since;
+    }
     s.rpm = syncBucket(s.rpm, limits.rpm, MINUTE_MS, now);
     s.rpd = syncBucket(s.rpd, limits.rpd, DAY_MS, now);
     if (limits.concurrency === null) s.sem = null;
@@ -112,8 +140,8 @@ export class InProcessLimiter implements LimiterStore {
     // The spec's order: quota, RPM, RPD, concurrency. Decide everything before consuming anything.
     if (opts.quota) {
       const q = quotaExhausted(limits, {
-        usedTokens: used.tokens,
-        spent: used.spent,
+        usedTokens: s.usedTokens,
+        spent: s.usedCost,
         reservedTokens: s.reservedTokens,
         reservedCost: s.reservedCost,
       });
@@ -141,9 +169,11 @@ export class InProcessLimiter implements LimiterStore {
     return { ok: true, slot: wantsSlot, budget: budgetOf(headerBucket, now) };
   }
 
-  release(keyId: string, reserve: Reservation, slot: boolean): void {
+  settle(keyId: string, reserve: Reservation, used: Reservation, slot: boolean): void {
     const s = this.states.get(keyId);
     if (!s) return;
+    s.usedTokens += used.tokens;
+    s.usedCost += used.cost;
     s.reservedTokens = Math.max(0, s.reservedTokens - reserve.tokens);
     s.reservedCost = Math.max(0, s.reservedCost - reserve.cost);
     if (slot && s.sem) release(s.sem);

@@ -72,15 +72,8 @@ export function createSettler(deps: {
         settled.add(lease);
       }
       const cost = costOf(deps.priceOf(o.model), o.tokens.inputTokens, o.tokens.outputTokens);
-      if (lease) {
-        const u = lease.key.usage;
-        u.requests += 1;
-        u.inputTokens += o.tokens.inputTokens;
-        u.outputTokens += o.tokens.outputTokens;
-        u.tokens += o.tokens.inputTokens + o.tokens.outputTokens;
-        u.spent += cost;
-        lease.release();
-      }
+      // The limiter owns the quota used: the key cache's totals are only what the database recorded.
+      lease?.settle({ tokens: o.tokens.inputTokens + o.tokens.outputTokens, cost });
       deps.onSettled?.(o, cost);
       return deps.ledger.add({
         ts: o.endedAt,

@@ -32,6 +32,8 @@ export interface KeyUsageTotals {
   /** input + output tokens: what a token quota counts. */
   tokens: number;
   spent: number;
+  /** When the totals were last zeroed (a new quota period); null if never. */
+  resetAt: number | null;
 }
 
 /** Fields an operator may set; `null` clears a limit (unlimited), `undefined` leaves it as it is. */
@@ -158,23 +160,24 @@ export class KeyStore {
 
   usage(keyId: string): KeyUsageTotals {
     const r = this.db
-      .query("SELECT requests, input_tokens, output_tokens, spent_micros FROM key_usage WHERE key_id = ?")
-      .get(keyId) as { requests: number; input_tokens: number; output_tokens: number; spent_micros: number } | null;
-    if (!r) return { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0, spent: 0 };
+      .query("SELECT requests, input_tokens, output_tokens, spent_micros, reset_at FROM key_usage WHERE key_id = ?")
+      .get(keyId) as { requests: number; input_tokens: number; output_tokens: number; spent_micros: number; reset_at: number | null } | null;
+    if (!r) return { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0, spent: 0, resetAt: null };
     return {
       requests: r.requests,
       inputTokens: r.input_tokens,
       outputTokens: r.output_tokens,
       tokens: r.input_tokens + r.output_tokens,
       spent: r.spent_micros / MICROS,
+      resetAt: r.reset_at,
     };
   }
 
   /** All usage totals at once, for loading the server's cache. */
   allUsage(): Map<string, KeyUsageTotals> {
     const rows = this.db
-      .query("SELECT key_id, requests, input_tokens, output_tokens, spent_micros FROM key_usage")
-      .all() as Array<{ key_id: string; requests: number; input_tokens: number; output_tokens: number; spent_micros: number }>;
+      .query("SELECT key_id, requests, input_tokens, output_tokens, spent_micros, reset_at FROM key_usage")
+      .all() as Array<{ key_id: string; requests: number; input_tokens: number; output_tokens: number; spent_micros: number; reset_at: number | null }>;
     return new Map(
       rows.map((r) => [
         r.key_id,
@@ -184,6 +187,7 @@ export class KeyStore {
           outputTokens: r.output_tokens,
           tokens: r.input_tokens + r.output_tokens,
           spent: r.spent_micros / MICROS,
+          resetAt: r.reset_at,
         },
       ]),
     );
