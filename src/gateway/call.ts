@@ -71,9 +71,9 @@ export class GatewayCall {
     }
   }
 
-  admit(req: AdmissionRequest): Lease {
+  async admit(req: AdmissionRequest): Promise<Lease> {
     if (!this.key) throw new Error("admit() before authenticate()");
-    this.lease = admit(this.deps.admission, this.key, req);
+    this.lease = await admit(this.deps.admission, this.key, req);
     return this.lease;
   }
 

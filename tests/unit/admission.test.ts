@@ -16,9 +16,9 @@ function setup(fields: KeyFields) {
   const { secret } = store.create({ name: "k", ...fields });
   const cache = new KeyCache(store);
   const deps = { keys: cache, limiter: new InProcessLimiter(), priceOf: () => null, now: () => NOW };
-  const run = (model: string | null = "m", maxTokens: number | null = null) => {
+  const run = async (model: string | null = "m", maxTokens: number | null = null) => {
     try {
-      admit(deps, authenticate(deps, `Bearer ${secret}`), { model, maxTokens, bodyBytes: 100 });
+      await admit(deps, authenticate(deps, `Bearer ${secret}`), { model, maxTokens, bodyBytes: 100 });
       return "ok";
     } catch (err) {
       return (err as AppError).code;
@@ -53,10 +53,10 @@ describe("admission decision table", () => {
     ["model list still checks rpm", { rpm: 0 }, null, null, "rate_limit_rpm"],
   ];
   for (const [name, fields, model, maxTokens, expected] of cases) {
-    test(name, () => expect(setup(fields).run(model, maxTokens)).toBe(expected));
+    test(name, async () => expect(await setup(fields).run(model, maxTokens)).toBe(expected));
   }
 
-  test("missing, malformed and unknown keys", () => {
+  test("missing, malformed and unknown keys", async () => {
     const { deps } = setup({});
     const code = (h: string | null) => {
       try {
@@ -72,22 +72,22 @@ describe("admission decision table", () => {
     expect(code("Bearer gk-nope")).toBe("invalid_api_key");
   });
 
-  test("a lease is settled once however often settle() is called", () => {
+  test("a lease is settled once however often settle() is called", async () => {
     const { deps, secret } = setup({ concurrency: 1 });
-    const lease = admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: null, bodyBytes: 0 });
+    const lease = await admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: null, bodyBytes: 0 });
     lease.settle({ tokens: 0, cost: 0 });
     lease.settle({ tokens: 0, cost: 0 });
     expect(deps.limiter.inFlight(lease.key.key.id)).toBe(0);
-    const again = admit(deps, authenticate(deps, `bearer  ${secret}`), { model: "m", maxTokens: null, bodyBytes: 0 });
-    expect(() => admit(deps, again.key, { model: "m", maxTokens: null, bodyBytes: 0 })).toThrow(AppError);
+    const again = await admit(deps, authenticate(deps, `bearer  ${secret}`), { model: "m", maxTokens: null, bodyBytes: 0 });
+    await expect(admit(deps, again.key, { model: "m", maxTokens: null, bodyBytes: 0 })).rejects.toThrow(AppError);
   });
 });
 
 describe("a stored limit of 0 answers with valid headers and no retry", () => {
-  const errorOf = (fields: KeyFields, model: string | null = "m"): AppError => {
+  const errorOf = async (fields: KeyFields, model: string | null = "m"): Promise<AppError> => {
     const { deps, secret } = setup(fields);
     try {
-      admit(deps, authenticate(deps, `Bearer ${secret}`), { model, maxTokens: null, bodyBytes: 100 });
+      await admit(deps, authenticate(deps, `Bearer ${secret}`), { model, maxTokens: null, bodyBytes: 100 });
     } catch (err) {
       return err as AppError;
     }
@@ -102,8 +102,8 @@ describe("a stored limit of 0 answers with valid headers and no retry", () => {
     ["balance 0", { balance: 0 }, "quota_exceeded", null],
   ];
   for (const [name, fields, code, reset] of cases) {
-    test(name, () => {
-      const e = errorOf(fields);
+    test(name, async () => {
+      const e = await errorOf(fields);
       expect([e.status, e.code]).toEqual([429, code]);
       for (const [header, value] of Object.entries(e.headers)) expect(`${header}: ${value}`).not.toMatch(/NaN|Infinity|undefined/);
       expect(e.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
@@ -111,11 +111,11 @@ describe("a stored limit of 0 answers with valid headers and no retry", () => {
       expect<string | null>(e.headers["x-ratelimit-reset-requests"] ?? null).toBe(reset);
     });
   }
-  test("the model list of a key with rpm 0 is refused the same way", () => {
-    const e = errorOf({ rpm: 0 }, null);
+  test("the model list of a key with rpm 0 is refused the same way", async () => {
+    const e = await errorOf({ rpm: 0 }, null);
     expect([e.code, e.headers["x-should-retry"], e.headers["x-ratelimit-reset-requests"]]).toEqual(["rate_limit_rpm", "false", "1m0s"]);
   });
-  test("a budget that is not finite gives no rate-limit headers rather than wrong ones", () => {
+  test("a budget that is not finite gives no rate-limit headers rather than wrong ones", async () => {
     expect(rateLimitHeaders({ limit: 0, remaining: 0, resetMs: Number.NaN })).toEqual({});
     expect(rateLimitHeaders({ limit: 0, remaining: 0, resetMs: Number.POSITIVE_INFINITY })).toEqual({});
     expect(rateLimitHeaders({ limit: 5, remaining: 4, resetMs: 12_000 })).toEqual({
@@ -127,13 +127,13 @@ describe("a stored limit of 0 answers with valid headers and no retry", () => {
 });
 
 describe("helpers", () => {
-  test("bearer parsing", () => {
+  test("bearer parsing", async () => {
     expect(bearerToken("Bearer abc")).toBe("abc");
     expect(bearerToken("bearer abc ")).toBe("abc");
     expect(bearerToken("Bearer a b")).toBeNull();
     expect(bearerToken("")).toBeNull();
   });
-  test("durations as OpenAI writes them", () => {
+  test("durations as OpenAI writes them", async () => {
     expect(formatDuration(12)).toBe("12ms");
     expect(formatDuration(1000)).toBe("1s");
     expect(formatDuration(1500)).toBe("1.5s");
@@ -143,7 +143,7 @@ describe("helpers", () => {
 });
 
 describe("quota across key-cache reloads", () => {
-  test("a reload while requests run does not lose their usage (a 400-token quota is not overspent)", () => {
+  test("a reload while requests run does not lose their usage (a 400-token quota is not overspent)", async () => {
     const db: Database = openDatabase(":memory:");
     const store = new KeyStore(db, () => NOW);
     const { secret } = store.create({ name: "q", quotaTokens: 400 });
@@ -152,17 +152,17 @@ describe("quota across key-cache reloads", () => {
     const deps = { keys: cache, limiter: new InProcessLimiter(), priceOf: () => null, now: () => NOW };
     const request = () => admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: 50, bodyBytes: 40 });
 
-    const running = request();
+    const running = await request();
     // Another key changes (as the admin API or the CLI would do): the cache reloads while the request runs,
     // reading totals from the database, which has not been told of the running request.
     store.update("other", { name: "renamed" });
     expect(cache.reloadIfChanged()).toBe(true);
     running.settle({ tokens: 450, cost: 0 });
 
-    expect(() => request()).toThrow(expect.objectContaining({ code: "quota_exceeded" }));
+    await expect(request()).rejects.toMatchObject({ code: "quota_exceeded" });
   });
 
-  test("a usage reset starts a new period at once", () => {
+  test("a usage reset starts a new period at once", async () => {
     const db: Database = openDatabase(":memory:");
     const store = new KeyStore(db, () => NOW);
     const { key, secret } = store.create({ name: "q", quotaTokens: 400 });
@@ -170,11 +170,11 @@ describe("quota across key-cache reloads", () => {
     const cache = new KeyCache(store);
     const deps = { keys: cache, limiter: new InProcessLimiter(), priceOf: () => null, now: () => t };
     const request = () => admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: 50, bodyBytes: 40 });
-    request().settle({ tokens: 450, cost: 0 });
-    expect(() => request()).toThrow(expect.objectContaining({ code: "quota_exceeded" }));
+    (await request()).settle({ tokens: 450, cost: 0 });
+    await expect(request()).rejects.toMatchObject({ code: "quota_exceeded" });
     t += 1000;
     new KeyStore(db, () => t).resetUsage(key.id);
     cache.reloadIfChanged();
-    expect(request().key.key.id).toBe(key.id);
+    expect((await request()).key.key.id).toBe(key.id);
   });
 });

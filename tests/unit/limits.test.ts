@@ -6,7 +6,7 @@ import { compileModelPermission } from "../../src/gateway/limits/model-match";
 import { DAY_MS, InProcessLimiter, MINUTE_MS } from "../../src/gateway/limits/limiter";
 
 describe("token bucket", () => {
-  test("starts full, empties, refills evenly over the window", () => {
+  test("starts full, empties, refills evenly over the window", async () => {
     const b = createBucket(3, 60_000, 0);
     for (let i = 0; i < 3; i++) {
       expect(canTake(b, 0)).toBe(true);
@@ -21,7 +21,7 @@ describe("token bucket", () => {
     expect(b.tokens).toBe(3); // never above capacity
   });
 
-  test("time going backwards changes nothing", () => {
+  test("time going backwards changes nothing", async () => {
     const b = createBucket(2, 1000, 500);
     take(b, 500);
     take(b, 500);
@@ -29,7 +29,7 @@ describe("token bucket", () => {
     expect(b.tokens).toBe(0);
   });
 
-  test("resizing keeps what was used", () => {
+  test("resizing keeps what was used", async () => {
     const b = createBucket(10, 60_000, 0);
     for (let i = 0; i < 4; i++) take(b, 0);
     resize(b, 5, 0);
@@ -41,7 +41,7 @@ describe("token bucket", () => {
 });
 
 describe("semaphore", () => {
-  test("refuses past the limit and counts releases", () => {
+  test("refuses past the limit and counts releases", async () => {
     const s = createSemaphore(2);
     acquire(s);
     acquire(s);
@@ -55,7 +55,7 @@ describe("semaphore", () => {
 });
 
 describe("quota", () => {
-  test("refused only when remaining less reserved is zero or below", () => {
+  test("refused only when remaining less reserved is zero or below", async () => {
     const limits = { quotaTokens: 100, balance: null };
     expect(quotaExhausted(limits, { usedTokens: 60, spent: 0, reservedTokens: 39, reservedCost: 0 })).toBeNull();
     expect(quotaExhausted(limits, { usedTokens: 60, spent: 0, reservedTokens: 40, reservedCost: 0 })).toBe("tokens");
@@ -63,14 +63,14 @@ describe("quota", () => {
     expect(quotaExhausted({ quotaTokens: null, balance: null }, { usedTokens: 9e9, spent: 9e9, reservedTokens: 0, reservedCost: 0 })).toBeNull();
   });
 
-  test("cost uses prices per million tokens", () => {
+  test("cost uses prices per million tokens", async () => {
     expect(costOf({ input: 2, output: 10 }, 500_000, 100_000)).toBeCloseTo(2);
     expect(costOf(null, 500_000, 100_000)).toBe(0);
   });
 });
 
 describe("model permission", () => {
-  test("whitelist, blacklist and globs", () => {
+  test("whitelist, blacklist and globs", async () => {
     const allow = compileModelPermission("allow", ["gpt-5*", "demo-mini"]);
     expect(allow("gpt-5.4")).toBe(true);
     expect(allow("demo-mini")).toBe(true);
@@ -91,45 +91,45 @@ describe("in-process limiter: a refusal consumes nothing", () => {
   const r = { tokens: 10, cost: 0 };
   const opts = { concurrency: true, quota: true };
 
-  test("concurrency refusal does not use RPM or RPD", () => {
+  test("concurrency refusal does not use RPM or RPD", async () => {
     const l = new InProcessLimiter();
-    const first = l.admit("k", limits, used, r, 0, opts);
+    const first = await l.admit("k", limits, used, r, 0, opts);
     expect(first.ok).toBe(true);
-    const second = l.admit("k", limits, used, r, 0, opts);
+    const second = await l.admit("k", limits, used, r, 0, opts);
     expect(second).toMatchObject({ ok: false, code: "concurrent_limit" });
     expect(second.budget?.remaining).toBe(1); // RPM still has one left
     l.settle("k", r, { tokens: 0, cost: 0 }, true);
-    expect(l.admit("k", limits, used, r, 0, opts).ok).toBe(true);
+    expect((await l.admit("k", limits, used, r, 0, opts)).ok).toBe(true);
   });
 
-  test("RPD refusal does not use RPM", () => {
+  test("RPD refusal does not use RPM", async () => {
     const l = new InProcessLimiter();
     const lim = { ...limits, concurrency: null, rpm: 10, rpd: 1 };
-    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
-    const refused = l.admit("k", lim, used, r, 0, opts);
+    expect((await l.admit("k", lim, used, r, 0, opts)).ok).toBe(true);
+    const refused = await l.admit("k", lim, used, r, 0, opts);
     expect(refused).toMatchObject({ ok: false, code: "rate_limit_rpd" });
     expect(refused.budget?.remaining).toBe(9);
   });
 
-  test("RPM refusal with the wait until a token is back", () => {
+  test("RPM refusal with the wait until a token is back", async () => {
     const l = new InProcessLimiter();
     const lim = { ...limits, concurrency: null, rpd: null };
-    l.admit("k", lim, used, r, 0, opts);
-    l.admit("k", lim, used, r, 0, opts);
-    const refused = l.admit("k", lim, used, r, 1000, opts);
+    await l.admit("k", lim, used, r, 0, opts);
+    await l.admit("k", lim, used, r, 0, opts);
+    const refused = await l.admit("k", lim, used, r, 1000, opts);
     expect(refused).toMatchObject({ ok: false, code: "rate_limit_rpm" });
     if (!refused.ok) expect(refused.retryAfterMs).toBe(MINUTE_MS / 2 - 1000);
   });
 
-  test("quota reservations are held until settlement", () => {
+  test("quota reservations are held until settlement", async () => {
     const l = new InProcessLimiter();
     const lim = { rpm: null, rpd: null, concurrency: null, quotaTokens: 25, balance: null };
-    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
-    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
-    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true); // 25 - 20 > 0
-    expect(l.admit("k", lim, used, r, 0, opts)).toMatchObject({ ok: false, code: "quota_exceeded" });
+    expect((await l.admit("k", lim, used, r, 0, opts)).ok).toBe(true);
+    expect((await l.admit("k", lim, used, r, 0, opts)).ok).toBe(true);
+    expect((await l.admit("k", lim, used, r, 0, opts)).ok).toBe(true); // 25 - 20 > 0
+    expect((await l.admit("k", lim, used, r, 0, opts))).toMatchObject({ ok: false, code: "quota_exceeded" });
     l.settle("k", r, { tokens: 0, cost: 0 }, false);
-    expect(l.admit("k", lim, used, r, 0, opts).ok).toBe(true);
+    expect((await l.admit("k", lim, used, r, 0, opts)).ok).toBe(true);
     expect(l.inFlight("k")).toBe(3);
   });
 });
@@ -141,7 +141,7 @@ describe("a stored limit of 0 (refused at input; an older database may hold one)
   const opts = { concurrency: true, quota: true };
   const finite = (n: number) => expect(Number.isFinite(n)).toBe(true);
 
-  test("an empty bucket reports one window, never NaN or Infinity", () => {
+  test("an empty bucket reports one window, never NaN or Infinity", async () => {
     const b = createBucket(0, MINUTE_MS, 0);
     expect(canTake(b, 1000)).toBe(false);
     expect(msUntilToken(b, 1000)).toBe(MINUTE_MS);
@@ -158,9 +158,9 @@ describe("a stored limit of 0 (refused at input; an older database may hold one)
     ["rpd", "rate_limit_rpd", DAY_MS],
     ["concurrency", "concurrent_limit", null],
   ] as const) {
-    test(`${field} 0 blocks: not retryable, finite wait and budget`, () => {
+    test(`${field} 0 blocks: not retryable, finite wait and budget`, async () => {
       const l = new InProcessLimiter();
-      const refused = l.admit("k", { ...none, [field]: 0 }, used, r, 5, opts);
+      const refused = await l.admit("k", { ...none, [field]: 0 }, used, r, 5, opts);
       expect(refused).toMatchObject({ ok: false, code, retryable: false });
       if (refused.ok) return;
       finite(refused.retryAfterMs);
@@ -171,20 +171,20 @@ describe("a stored limit of 0 (refused at input; an older database may hold one)
     });
   }
 
-  test("a limit lowered to 0 blocks; raised again, it admits", () => {
+  test("a limit lowered to 0 blocks; raised again, it admits", async () => {
     const l = new InProcessLimiter();
-    expect(l.admit("k", { ...none, rpm: 2 }, used, r, 0, opts).ok).toBe(true);
+    expect((await l.admit("k", { ...none, rpm: 2 }, used, r, 0, opts)).ok).toBe(true);
     l.settle("k", r, { tokens: 0, cost: 0 }, false);
-    const refused = l.admit("k", { ...none, rpm: 0 }, used, r, 10, opts);
+    const refused = await l.admit("k", { ...none, rpm: 0 }, used, r, 10, opts);
     expect(refused).toMatchObject({ ok: false, code: "rate_limit_rpm", retryable: false });
     if (!refused.ok) for (const n of Object.values(refused.budget!)) finite(n);
-    expect(l.admit("k", { ...none, rpm: 2 }, used, r, 20, opts).ok).toBe(true);
+    expect((await l.admit("k", { ...none, rpm: 2 }, used, r, 20, opts)).ok).toBe(true);
   });
 
-  test("an ordinary refusal stays retryable", () => {
+  test("an ordinary refusal stays retryable", async () => {
     const l = new InProcessLimiter();
-    l.admit("k", { ...none, rpm: 1 }, used, r, 0, opts);
-    expect(l.admit("k", { ...none, rpm: 1 }, used, r, 0, opts)).toMatchObject({ ok: false, retryable: true });
+    await l.admit("k", { ...none, rpm: 1 }, used, r, 0, opts);
+    expect((await l.admit("k", { ...none, rpm: 1 }, used, r, 0, opts))).toMatchObject({ ok: false, retryable: true });
   });
 });
 
@@ -193,33 +193,33 @@ describe("in-process limiter: the quota used is its own", () => {
   const opts = { concurrency: true, quota: true };
   const r = { tokens: 100, cost: 0 };
 
-  test("settlement turns the reservation into the real use, and an older record does not undo it", () => {
+  test("settlement turns the reservation into the real use, and an older record does not undo it", async () => {
     const l = new InProcessLimiter();
     const recorded = { tokens: 0, spent: 0, since: null };
-    expect(l.admit("k", lim, recorded, r, 0, opts).ok).toBe(true);
+    expect((await l.admit("k", lim, recorded, r, 0, opts)).ok).toBe(true);
     l.settle("k", r, { tokens: 450, cost: 0 }, false);
     // The same (older) record again, as a key-cache reload before the ledger row is written would bring it.
-    expect(l.admit("k", lim, recorded, r, 0, opts)).toMatchObject({ ok: false, code: "quota_exceeded" });
+    expect((await l.admit("k", lim, recorded, r, 0, opts))).toMatchObject({ ok: false, code: "quota_exceeded" });
   });
 
-  test("a new quota period (a usage reset) replaces what it counted", () => {
+  test("a new quota period (a usage reset) replaces what it counted", async () => {
     const l = new InProcessLimiter();
-    expect(l.admit("k", lim, { tokens: 0, spent: 0, since: null }, r, 0, opts).ok).toBe(true);
+    expect((await l.admit("k", lim, { tokens: 0, spent: 0, since: null }, r, 0, opts)).ok).toBe(true);
     l.settle("k", r, { tokens: 450, cost: 0 }, false);
-    expect(l.admit("k", lim, { tokens: 0, spent: 0, since: 1000 }, r, 0, opts).ok).toBe(true);
+    expect((await l.admit("k", lim, { tokens: 0, spent: 0, since: 1000 }, r, 0, opts)).ok).toBe(true);
   });
 
-  test("forget drops idle keys that no longer exist, keeps those with requests in flight", () => {
+  test("forget drops idle keys that no longer exist, keeps those with requests in flight", async () => {
     const l = new InProcessLimiter();
     const conc = { ...lim, concurrency: 1 };
-    expect(l.admit("gone", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts).ok).toBe(true);
-    expect(l.admit("busy", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts).ok).toBe(true);
+    expect((await l.admit("gone", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts)).ok).toBe(true);
+    expect((await l.admit("busy", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts)).ok).toBe(true);
     l.settle("gone", r, { tokens: 450, cost: 0 }, true);
     l.forget(new Set());
     expect(l.inFlight("busy")).toBe(1);
     // Forgotten: a key with the same id starts from its record again.
-    expect(l.admit("gone", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts).ok).toBe(true);
-    expect(l.admit("busy", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts)).toMatchObject({ ok: false, code: "concurrent_limit" });
+    expect((await l.admit("gone", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts)).ok).toBe(true);
+    expect((await l.admit("busy", conc, { tokens: 0, spent: 0, since: null }, r, 0, opts))).toMatchObject({ ok: false, code: "concurrent_limit" });
   });
 });
 

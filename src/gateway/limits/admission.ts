@@ -84,7 +84,7 @@ export function authenticate(deps: AdmissionDeps, authorization: string | null):
 }
 
 /** Runs the checks for an authenticated key; throws the AppError of the first check that fails. */
-export function admit(deps: AdmissionDeps, cached: CachedKey, req: AdmissionRequest): Lease {
+export async function admit(deps: AdmissionDeps, cached: CachedKey, req: AdmissionRequest): Promise<Lease> {
   const key = cached.key;
   const now = deps.now();
 
@@ -114,7 +114,7 @@ export function admit(deps: AdmissionDeps, cached: CachedKey, req: AdmissionRequ
         cost: costOf(deps.priceOf(req.model!), estimate.input, estimate.output),
       }
     : { tokens: 0, cost: 0 };
-  const result = deps.limiter.admit(
+  const result = await deps.limiter.admit(
     key.id,
     key,
     { tokens: cached.usage.tokens, spent: cached.usage.spent, since: cached.usage.resetAt },

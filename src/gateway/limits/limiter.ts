@@ -60,7 +60,8 @@ export interface RecordedUsage {
 }
 
 export interface LimiterStore {
-  admit(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult;
+  /** Decides every check, then consumes, in one atomic step (a shared backend: one script or transaction). */
+  admit(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): Promise<AdmitResult>;
   /**
    * Ends an admitted request: its reservation becomes the usage it really had (`used`: zero when nothing was
    * produced) and its concurrency slot is freed, in one step. Safe to call once per admitted request.
@@ -111,7 +112,12 @@ export class InProcessLimiter implements LimiterStore {
     return s;
   }
 
-  admit(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult {
+  admit(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): Promise<AdmitResult> {
+    // Decided synchronously, so no other admission can interleave between the checks and the taking.
+    return Promise.resolve(this.decide(keyId, limits, recorded, reserve, now, opts));
+  }
+
+  private decide(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): AdmitResult {
     const s = this.state(keyId);
     // The record lags behind settlements not yet written (and a key-cache reload re-reads it): only a new
     // period (a usage reset) replaces what this limiter counted itself.

@@ -37,7 +37,7 @@ export async function handleChatCompletions(deps: AppDeps, request: Request): Pr
     call.model = requireModel(body);
     const translated = chatToResponses(body);
     const maxTokens = maxTokensOf(body);
-    call.admit({ model: call.model, maxTokens: maxTokens.value, maxTokensParam: maxTokens.param, bodyBytes: bytes });
+    await call.admit({ model: call.model, maxTokens: maxTokens.value, maxTokensParam: maxTokens.param, bodyBytes: bytes });
 
     const upstreamRequest = normalizeResponsesRequest(translated.request, deps.normalizeOptions);
     const reply = await deps.upstream.postResponses(JSON.stringify(upstreamRequest), call.upstreamAbort.signal);

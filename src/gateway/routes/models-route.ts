@@ -21,7 +21,7 @@ export async function handleModels(deps: AppDeps, request: Request): Promise<Res
   const call = new GatewayCall(deps, request, "models");
   try {
     await call.authenticate();
-    const lease = call.admit({ model: null, maxTokens: null, bodyBytes: 0 });
+    const lease = await call.admit({ model: null, maxTokens: null, bodyBytes: 0 });
     const all = await deps.models.get();
     // A key's permission can change: the cache entry is per cached key object, which a reload replaces.
     const body = renderFor(all, lease.key.key.id + ":" + lease.key.key.updatedAt, lease.key.allowsModel);

@@ -32,7 +32,7 @@ export async function handleResponses(deps: AppDeps, request: Request): Promise<
     const raw = isRawMode(request.headers);
     const wantsStream = optionalBoolean(body, "stream") === true;
     const maxTokens = optionalCount(body, "max_output_tokens");
-    call.admit({ model: call.model, maxTokens, maxTokensParam: "max_output_tokens", bodyBytes: bytes });
+    await call.admit({ model: call.model, maxTokens, maxTokensParam: "max_output_tokens", bodyBytes: bytes });
 
     if (raw) return await relayRaw(deps, call, text);
 
