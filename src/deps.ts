@@ -24,6 +24,8 @@ import { GroupCommit } from "./store/group-commit";
 import { KeyStore } from "./store/sqlite/keys";
 import { LedgerStore, type LedgerEntry } from "./store/sqlite/ledger";
 import { SqliteMetaRepository } from "./store/sqlite/meta";
+import { FileSystemMirror } from "./store/files/fs-mirror";
+import type { Mirror } from "./site/downloads/mirror";
 import type { MetaRepository } from "./store/meta-repository";
 import { createEngagementServices, type EngagementServices } from "./site/engagement-services";
 import { createReleaseServices, type ReleaseServices } from "./site/releases/release-services";
@@ -66,6 +68,8 @@ export interface DepsOptions {
   now?: () => number;
   fetch?: typeof fetch;
   metrics?: Metrics;
+  /** Where asset bytes are kept; default the file system under `<dataDir>/mirror`. */
+  mirror?: Mirror;
   /** Where rate buckets, concurrency and quota use are kept; default InProcessLimiter. */
   limiter?: LimiterStore;
 }
@@ -103,7 +107,8 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
     retries: config.upstreamRetries,
     fetch: options.fetch,
   });
-  const ctx = { config, db, meta, log, now, fetch: options.fetch ?? fetch };
+  const mirror = options.mirror ?? new FileSystemMirror(join(config.dataDir, "mirror"));
+  const ctx = { config, db, meta, mirror, log, now, fetch: options.fetch ?? fetch };
   const releases = createReleaseServices(ctx);
   const engagement = createEngagementServices(ctx);
   metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement));

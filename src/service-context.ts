@@ -3,11 +3,14 @@ import type { Database } from "bun:sqlite";
 import type { Config } from "./config";
 import type { Logger } from "./log";
 import type { MetaRepository } from "./store/meta-repository";
+import type { Mirror } from "./site/downloads/mirror";
 
 export interface ServiceContext {
   config: Config;
   db: Database;
   meta: MetaRepository;
+  /** Where asset bytes are kept (the file system under the data dir by default). */
+  mirror: Mirror;
   log: Logger;
   now: () => number;
   fetch: typeof fetch;

@@ -9,7 +9,7 @@ import { classifyAsset } from "../site/releases/classify";
 const DAY_MS = 86_400_000;
 
 /** Deterministic filler bytes: distinct per file, so every asset has its own SHA-256. */
-function sampleBytes(name: string, size: number): Uint8Array {
+function sampleBytes(name: string, size: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(size);
   const header = new TextEncoder().encode(`Gantry demo file: ${name}\n`);
   out.set(header.subarray(0, size));
@@ -21,7 +21,7 @@ function sampleBytes(name: string, size: number): Uint8Array {
   return out;
 }
 
-export function seedDemoReleases(deps: AppDeps): (base: string) => string {
+export async function seedDemoReleases(deps: AppDeps): Promise<(base: string) => string> {
   const { store, mirror } = deps.releases;
   const now = deps.now();
   const samples = [
@@ -58,11 +58,10 @@ export function seedDemoReleases(deps: AppDeps): (base: string) => string {
       publishedAt: sample.publishedAt,
       minAppVersion: sample.minAppVersion,
     });
-    sample.files.forEach((name, i) => {
-      // Small, synchronous writes through the mirror's own layout (content-addressed, atomic rename).
-      const stored = mirror.putBytesSync(sampleBytes(name, 2048 + i * 1024));
+    for (const [i, name] of sample.files.entries()) {
+      const stored = await mirror.put(new Blob([sampleBytes(name, 2048 + i * 1024)]).stream());
       store.upsertAsset(release.id, name, { ...classifyAsset(name), sha256: stored.sha256, size: stored.size, mirrored: true });
-    });
+    }
   }
   const latest = store.get("1.2.0")!;
   const exe = latest.assets.find((a) => a.name.endsWith("x64-setup.exe"))!;

@@ -16,7 +16,7 @@ export interface DemoSeed {
   stop: () => void;
 }
 
-export function seedDemo(deps: AppDeps): DemoSeed {
+export async function seedDemo(deps: AppDeps): Promise<DemoSeed> {
   // A new demo key each run: only a new key's secret can be shown.
   const existing = deps.keys.get("demo");
   if (existing) deps.keys.delete(existing.id);
@@ -25,7 +25,7 @@ export function seedDemo(deps: AppDeps): DemoSeed {
   seedDemoTraffic(deps, key.id);
   deps.keyCache.reloadIfChanged();
   const sections: Array<(base: string) => string> = [];
-  sections.push(seedDemoReleases(deps), seedDemoEngagement(deps));
+  sections.push(await seedDemoReleases(deps), seedDemoEngagement(deps));
   const clients = seedDemoClients(deps);
   return { apiKey: secret, siteExamples: (base) => sections.map((s) => s(base)).join("\n\n"), stop: clients.stop };
 }

@@ -112,7 +112,7 @@ async function demo(values: ParsedArgs["values"]): Promise<number> {
     seeded?.stop();
     void upstream.stop(true);
   }, { stopOnHangup: true });
-  seeded = seedDemo(deps);
+  seeded = await seedDemo(deps);
   const invocation = selfInvocation();
   const admin = adminTokenLines(await deps.adminAuth.ensureToken(), config.adminToken !== "", config.dataDir, invocation);
   process.stdout.write(printout(running.url, config.dataDir, temp !== null, admin, seeded, invocation));

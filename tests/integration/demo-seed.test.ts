@@ -17,7 +17,7 @@ let seed: DemoSeed;
 beforeAll(async () => {
   upstream = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createSimulatedUpstream({ deltaDelayMs: 0 }) });
   g = await startGantry({ config: { upstreamUrl: `http://127.0.0.1:${upstream.port}/v1` } });
-  seed = seedDemo(g.deps);
+  seed = await seedDemo(g.deps);
 });
 afterAll(async () => {
   seed.stop();
@@ -105,7 +105,7 @@ test("the online sample clients report through the heartbeat service, as real on
 test("seeding again (a kept data dir) adds no second helping of clients or traffic", async () => {
   const rows = () => (g.deps.db.query("SELECT COUNT(*) AS n FROM usage_ledger").get() as { n: number }).n;
   const before = rows();
-  const again = seedDemo(g.deps);
+  const again = await seedDemo(g.deps);
   again.stop();
   expect(rows()).toBe(before);
   expect((await admin("/admin/api/stats/clients")).knownClients).toBe(DEMO_CLIENTS_KNOWN);

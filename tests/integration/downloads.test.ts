@@ -257,7 +257,7 @@ describe("hostile input", () => {
     expect(res.headers.get("content-disposition")).toBe(`attachment; filename="x_yz.exe"; filename*=UTF-8''x%22yz.exe`);
     expect(await res.text()).toBe("evil");
     // Only digest-named files exist in the mirror.
-    const root = g.deps.releases.mirror.root;
+    const root = join(g.deps.config.dataDir, "mirror");
     for (const dir of readdirSync(root)) {
       if (dir === ".tmp") continue;
       expect(dir).toMatch(/^[0-9a-f]{2}$/);

@@ -10,8 +10,8 @@ beforeAll(async () => {
 afterAll(() => g.stop());
 
 test("two releases with mirrored files; every curl line answers; seeding twice is harmless", async () => {
-  seedDemoReleases(g.deps);
-  const examples = seedDemoReleases(g.deps)(g.url);
+  await seedDemoReleases(g.deps);
+  const examples = (await seedDemoReleases(g.deps))(g.url);
   const doc = await (await fetch(`${g.url}/api/v1/latest`)).json();
   expect(doc.version).toBe("1.2.0");
   expect(doc.assets.every((a: any) => a.source === "mirror" && /^sha256:[0-9a-f]{64}$/.test(a.sha256))).toBe(true);

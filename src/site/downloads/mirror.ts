@@ -1,15 +1,8 @@
 /**
- * The asset mirror: bytes stored under their SHA-256, so a path is derived only from a digest we computed
- * (never from a remote or operator-supplied name) and identical files are stored once.
- *
- * Mirror is the seam (an object store can implement it); FileSystemMirror is the default, under
- * `<dataDir>/mirror/`: `ab/abcdef…` for the bytes, `.tmp/` for writes in progress. Writes stream to a temp
- * file while hashing, are fsynced, then renamed into place, so a reader never sees a partial file.
+ * The asset mirror seam: bytes stored under their SHA-256, so no remote or operator-supplied name ever chooses
+ * where they go, and identical files are stored once. The file system implements it by default
+ * (store/files/fs-mirror.ts); an object store can implement it as well and hand out direct links.
  */
-import { randomBytes } from "node:crypto";
-import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync, readdirSync, statSync } from "node:fs";
-import { open, rename, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
 
 export interface MirrorObject {
   /** Lowercase hex. */
@@ -34,125 +27,18 @@ export interface Mirror {
   /** A lazy, sliceable view of the stored bytes (never read into memory), or null when absent. */
   open(sha256: string): Promise<Blob | null>;
   remove(sha256: string): Promise<void>;
+  /**
+   * A link a client may download the bytes from directly (an object store's presigned URL), valid for
+   * `expiresInSeconds` and naming the file `fileName`; null when the backend has none and Gantry serves the bytes.
+   */
+  directUrl(sha256: string, options: { fileName: string; expiresInSeconds: number }): Promise<string | null>;
+  /** Clears what writes killed mid-way left behind (temp files, incomplete uploads). */
+  sweep(): Promise<void>;
 }
 
 export class MirrorWriteError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "MirrorWriteError";
-  }
-}
-
-const SHA_RE = /^[0-9a-f]{64}$/;
-
-export class FileSystemMirror implements Mirror {
-  private readonly tmpDir: string;
-
-  constructor(readonly root: string) {
-    this.tmpDir = join(root, ".tmp");
-  }
-
-  /** The only way a path is formed: from a validated hex digest. */
-  private pathOf(sha256: string): string {
-    if (!SHA_RE.test(sha256)) throw new MirrorWriteError("not a SHA-256 digest");
-    return join(this.root, sha256.slice(0, 2), sha256);
-  }
-
-  private tempPath(): string {
-    mkdirSync(this.tmpDir, { recursive: true });
-    return join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString("hex")}.part`);
-  }
-
-  async put(body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<MirrorObject> {
-    const tmp = this.tempPath();
-    const hasher = new Bun.CryptoHasher("sha256");
-    const file = await open(tmp, "w", 0o644);
-    let size = 0;
-    let done = false;
-    const reader = body.getReader();
-    try {
-      for (;;) {
-        if (options.signal?.aborted) throw new MirrorWriteError("aborted");
-        const { done: end, value } = await reader.read();
-        if (end) break;
-        size += value.byteLength;
-        if (options.expectedSize != null && size > options.expectedSize) {
-          throw new MirrorWriteError(`received more than the expected ${options.expectedSize} bytes`);
-        }
-        hasher.update(value);
-        // Awaiting each write is the backpressure: we never read faster than the disk takes it.
-        let offset = 0;
-        while (offset < value.byteLength) {
-          const { bytesWritten } = await file.write(value, offset, value.byteLength - offset);
-          offset += bytesWritten;
-        }
-        options.onProgress?.(size);
-      }
-      if (options.expectedSize != null && size !== options.expectedSize) {
-        throw new MirrorWriteError(`received ${size} bytes, expected ${options.expectedSize}`);
-      }
-      const sha256 = hasher.digest("hex");
-      if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
-        throw new MirrorWriteError(`SHA-256 mismatch: got ${sha256}, expected ${options.expectedSha256.toLowerCase()}`);
-      }
-      await file.sync();
-      await file.close();
-      const target = this.pathOf(sha256);
-      mkdirSync(join(this.root, sha256.slice(0, 2)), { recursive: true });
-      // Same digest = same bytes: renaming over an existing copy is harmless and atomic.
-      await rename(tmp, target);
-      done = true;
-      return { sha256, size };
-    } finally {
-      if (!done) {
-        reader.cancel().catch(() => {});
-        await file.close().catch(() => {});
-        await rm(tmp, { force: true }).catch(() => {});
-      }
-    }
-  }
-
-  /** For small in-memory payloads (demo data): the same layout and atomic rename, synchronously. */
-  putBytesSync(bytes: Uint8Array): MirrorObject {
-    const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-    const tmp = this.tempPath();
-    writeFileSync(tmp, bytes, { flush: true });
-    mkdirSync(join(this.root, sha256.slice(0, 2)), { recursive: true });
-    renameSync(tmp, this.pathOf(sha256));
-    return { sha256, size: bytes.byteLength };
-  }
-
-  async has(sha256: string): Promise<boolean> {
-    if (!SHA_RE.test(sha256)) return false;
-    try {
-      return (await stat(this.pathOf(sha256))).isFile();
-    } catch {
-      return false;
-    }
-  }
-
-  async open(sha256: string): Promise<Blob | null> {
-    if (!(await this.has(sha256))) return null;
-    // Bun.file is lazy: slices and Responses built from it are sent with sendfile(2), never buffered.
-    return Bun.file(this.pathOf(sha256));
-  }
-
-  async remove(sha256: string): Promise<void> {
-    if (!SHA_RE.test(sha256)) return;
-    await rm(this.pathOf(sha256), { force: true });
-  }
-
-  /** Deletes temp files left by writes that were killed mid-way (older than `olderThanMs`). */
-  sweepTemp(olderThanMs = 3_600_000): void {
-    if (!existsSync(this.tmpDir)) return;
-    const limit = Date.now() - olderThanMs;
-    for (const name of readdirSync(this.tmpDir)) {
-      const p = join(this.tmpDir, name);
-      try {
-        if (statSync(p).mtimeMs < limit) rmSync(p, { force: true });
-      } catch {
-        // Raced with another sweeper: nothing to do.
-      }
-    }
   }
 }

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import type { ServiceContext } from "../../service-context";
 import { DownloadService } from "../downloads/download-service";
-import { FileSystemMirror } from "../downloads/mirror";
+import type { Mirror } from "../downloads/mirror";
 import { ReleaseCatalog } from "./release-catalog";
 import { DownloadStore } from "../../store/sqlite/downloads";
 import { ReleaseStore } from "../../store/sqlite/releases";
@@ -14,8 +14,8 @@ import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service";
 export interface ReleaseServices {
   /** Releases, assets, tokens and counts in SQLite. */
   store: ReleaseStore;
-  /** Asset bytes under `<dataDir>/mirror/` (the concrete class: the demo seed writes small files synchronously). */
-  mirror: FileSystemMirror;
+  /** Where asset bytes are kept (`ServiceContext.mirror`). */
+  mirror: Mirror;
   /** Operator operations: publish, upload, update, classify, delete. */
   catalog: ReleaseCatalog;
   /** Token minting and `/dl/{token}` serving. */
@@ -32,7 +32,7 @@ export interface ReleaseServices {
 
 export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
   const store = new ReleaseStore(ctx.db, ctx.now);
-  const mirror = new FileSystemMirror(join(ctx.config.dataDir, "mirror"));
+  const mirror = ctx.mirror;
   const catalog = new ReleaseCatalog(store, mirror, ctx.now);
   const downloads = new DownloadService({ store, tokens: new DownloadStore(ctx.db), mirror, config: ctx.config, now: ctx.now, fetch: ctx.fetch, log: ctx.log });
   const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch: ctx.fetch });
@@ -64,7 +64,7 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
     sync,
     configuredSync,
     start() {
-      mirror.sweepTemp();
+      mirror.sweep().catch((err) => ctx.log.warn("could not clear abandoned mirror writes", { error: (err as Error).message }));
       if (!ctx.config.syncGithub || ctx.config.syncIntervalMinutes <= 0) return;
       // First run right away, so a fresh server has releases without waiting a whole interval.
       const first = setTimeout(periodic, 0);
