@@ -24,6 +24,8 @@ import { GroupCommit } from "./store/group-commit";
 import { KeyStore } from "./store/sqlite/keys";
 import { LedgerStore, type LedgerEntry } from "./store/sqlite/ledger";
 import { SqliteMetaRepository } from "./store/sqlite/meta";
+import { SqliteChangeFeed } from "./store/sqlite/change-feed";
+import type { ChangeFeed } from "./store/change-feed";
 import { FileSystemMirror } from "./store/files/fs-mirror";
 import type { Mirror } from "./site/downloads/mirror";
 import type { MetaRepository } from "./store/meta-repository";
@@ -34,6 +36,8 @@ export interface AppDeps {
   config: Config;
   db: Database;
   meta: MetaRepository;
+  /** How changes to keys, releases and announcements reach this process's caches. */
+  changes: ChangeFeed;
   keys: KeyStore;
   keyCache: KeyCache;
   limiter: LimiterStore;
@@ -83,6 +87,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
   const log = options.log ?? createLogger(config.logLevel);
   const db = options.db ?? openDatabase(options.databasePath ?? databasePathOf(config), { existingOnly: options.existingDatabaseOnly });
   const meta = new SqliteMetaRepository(db);
+  const changes = new SqliteChangeFeed(db, { onError: (err) => log.warn("change feed read failed", { error: (err as Error).message }) });
   const keys = new KeyStore(db, now);
   const ledger = new LedgerStore(db);
   const ledgerWriter = new GroupCommit<LedgerEntry>((items) => ledger.writeBatch(items), { maxBatch: 256, maxDelayMs: 0 });
@@ -108,7 +113,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
     fetch: options.fetch,
   });
   const mirror = options.mirror ?? new FileSystemMirror(join(config.dataDir, "mirror"));
-  const ctx = { config, db, meta, mirror, log, now, fetch: options.fetch ?? fetch };
+  const ctx = { config, db, meta, changes, mirror, log, now, fetch: options.fetch ?? fetch };
   const releases = createReleaseServices(ctx);
   const engagement = createEngagementServices(ctx);
   metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement));
@@ -116,6 +121,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
     config,
     db,
     meta,
+    changes,
     keys,
     keyCache,
     limiter,
@@ -139,6 +145,7 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
       ledgerWriter.close();
       releases.close();
       engagement.close();
+      changes.close();
     },
   };
 }

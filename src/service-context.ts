@@ -3,12 +3,15 @@ import type { Database } from "bun:sqlite";
 import type { Config } from "./config";
 import type { Logger } from "./log";
 import type { MetaRepository } from "./store/meta-repository";
+import type { ChangeFeed } from "./store/change-feed";
 import type { Mirror } from "./site/downloads/mirror";
 
 export interface ServiceContext {
   config: Config;
   db: Database;
   meta: MetaRepository;
+  /** Change notification for keys, releases and announcements (any process, any instance). */
+  changes: ChangeFeed;
   /** Where asset bytes are kept (the file system under the data dir by default). */
   mirror: Mirror;
   log: Logger;
