@@ -42,9 +42,11 @@ const config = configFrom({ "data-dir": dataDir, "upstream-url": "http://upstrea
 const logFd = openSync(join(dataDir, "gantry.log"), "a");
 // Synchronous appends, as process.stdout.write does when the server's stdout is a file.
 const log = createLogger(config.logLevel, (line: string) => void writeSync(logFd, line + "\n"), false);
-const deps = createDeps(config, { fetch: fakeFetch, log });
-const created = deps.keys.create({ name: "bench" });
-deps.keyCache.reloadIfChanged();
+// createDeps is async since the stores became promise-based; a baseline tree from before returns the deps at once.
+const deps = await createDeps(config, { fetch: fakeFetch, log });
+const created = await deps.keys.create({ name: "bench" });
+if (deps.keyCache.reload) await deps.keyCache.reload();
+else deps.keyCache.reloadIfChanged();
 const apiKey: string = created.secret ?? created.key;
 const app = createApp(deps);
 
@@ -58,6 +60,9 @@ const cases: Record<string, () => Request> = {
   models: () => new Request("http://127.0.0.1/v1/models", { headers: { authorization: `Bearer ${apiKey}` } }),
 };
 
+/** The ledger's pending rows written (the baseline tree has a separate writer). */
+const flushLedger = async () => (deps.ledgerWriter ? deps.ledgerWriter.flush() : await deps.ledger.flush());
+
 async function one(make: () => Request): Promise<void> {
   const res: Response = await app.handle(make());
   await res.arrayBuffer();
@@ -70,12 +75,12 @@ async function measure(name: string, make: () => Request): Promise<void> {
     await Promise.all(Array.from({ length: C }, async () => { while (next++ < n) await one(make); }));
   };
   await run(Math.min(3000, N));
-  deps.ledgerWriter.flush();
+  await flushLedger();
   Bun.gc(true);
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   await run(N);
-  deps.ledgerWriter.flush();
+  await flushLedger();
   const c = process.cpuUsage(c0);
   const wall = performance.now() - t0;
   process.stdout.write(`${(((c.user + c.system) / N)).toFixed(1).padStart(7)} µs CPU/req  ${((wall * 1000) / N).toFixed(1).padStart(7)} µs wall/req  ${name}\n`);

@@ -20,9 +20,10 @@ import { FailureThrottle } from "./http/throttle";
 import type { Metrics } from "./http/metrics";
 import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
 import { openDatabase } from "./store/sqlite/db";
-import { GroupCommit } from "./store/group-commit";
-import { KeyStore } from "./store/sqlite/keys";
-import { LedgerStore, type LedgerEntry } from "./store/sqlite/ledger";
+import { SqliteKeyRepository } from "./store/sqlite/keys";
+import { SqliteUsageLedger } from "./store/sqlite/ledger";
+import type { KeyRepository } from "./gateway/keys/key-repository";
+import type { UsageLedger } from "./gateway/usage/ledger-repository";
 import { SqliteMetaRepository } from "./store/sqlite/meta";
 import { SqliteChangeFeed } from "./store/sqlite/change-feed";
 import type { ChangeFeed } from "./store/change-feed";
@@ -38,11 +39,10 @@ export interface AppDeps {
   meta: MetaRepository;
   /** How changes to keys, releases and announcements reach this process's caches. */
   changes: ChangeFeed;
-  keys: KeyStore;
+  keys: KeyRepository;
   keyCache: KeyCache;
   limiter: LimiterStore;
-  ledger: LedgerStore;
-  ledgerWriter: GroupCommit<LedgerEntry>;
+  ledger: UsageLedger;
   settler: Settler;
   admission: AdmissionDeps;
   upstream: Upstream;
@@ -58,8 +58,8 @@ export interface AppDeps {
   metrics?: Metrics;
   log: Logger;
   now: () => number;
-  /** Stops timers and flushes pending writes; the database stays open (the caller owns it). */
-  close(): void;
+  /** Stops timers and commits pending writes; the database stays open (the caller owns it). */
+  close(): Promise<void>;
 }
 
 export interface DepsOptions {
@@ -82,24 +82,27 @@ export function databasePathOf(config: Config): string {
   return join(config.dataDir, "gantry.db");
 }
 
-export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
+export async function createDeps(config: Config, options: DepsOptions = {}): Promise<AppDeps> {
   const now = options.now ?? Date.now;
   const log = options.log ?? createLogger(config.logLevel);
   const db = options.db ?? openDatabase(options.databasePath ?? databasePathOf(config), { existingOnly: options.existingDatabaseOnly });
   const meta = new SqliteMetaRepository(db);
   const changes = new SqliteChangeFeed(db, { onError: (err) => log.warn("change feed read failed", { error: (err as Error).message }) });
-  const keys = new KeyStore(db, now);
-  const ledger = new LedgerStore(db);
-  const ledgerWriter = new GroupCommit<LedgerEntry>((items) => ledger.writeBatch(items), { maxBatch: 256, maxDelayMs: 0 });
+  const keys = new SqliteKeyRepository(db, now);
+  const ledger = new SqliteUsageLedger(db);
   // Injected (a shared limiter lets several instances enforce one set of limits); in-process by default.
   const limiter = options.limiter ?? new InProcessLimiter();
-  const keyCache = new KeyCache(keys, () => ledgerWriter.flush(), (ids) => limiter.forget(ids));
-  keyCache.start();
+  const keyCache = new KeyCache(keys, changes, {
+    beforeReload: () => ledger.flush(),
+    afterReload: (ids) => limiter.forget(ids),
+    onError: (err) => log.warn("key reload failed", { error: (err as Error).message }),
+  });
+  await keyCache.start();
   const priceOf = createPriceLookup(config.prices);
   // Assigned below, once the services its scrape-time values come from exist.
   let metrics: Metrics | undefined;
   const settler = createSettler({
-    ledger: ledgerWriter,
+    ledger,
     priceOf,
     onSettled: (o) => metrics?.tokensSettled(o.tokens.inputTokens, o.tokens.outputTokens),
   });
@@ -126,7 +129,6 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
     keyCache,
     limiter,
     ledger,
-    ledgerWriter,
     settler,
     admission: { keys: keyCache, limiter, priceOf, now },
     upstream,
@@ -140,12 +142,12 @@ export function createDeps(config: Config, options: DepsOptions = {}): AppDeps {
     metrics,
     log,
     now,
-    close() {
+    async close() {
       keyCache.stop();
-      ledgerWriter.close();
       releases.close();
       engagement.close();
       changes.close();
+      await ledger.close();
     },
   };
 }

@@ -154,7 +154,7 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
         new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref?.()),
       ]);
       if (timedOut) await current.stop(true);
-      deps.close();
+      await deps.close();
     },
   };
 }

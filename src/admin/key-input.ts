@@ -5,7 +5,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { Type as t, type Static } from "@sinclair/typebox";
 import { AppError } from "../errors";
-import type { ApiKey, KeyFields, KeyUsageTotals } from "../store/sqlite/keys";
+import type { ApiKey, KeyFields, KeyUsageTotals } from "../gateway/keys/key-repository";
 import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../time-input";
 
 /** Counts are kept exact: no integer a double cannot hold. */

@@ -3,8 +3,8 @@
  * CLI's --json is the admin API's answer. The window is the last N whole UTC days including today, as the
  * portal's 30-day view; `daily` holds only the days with requests (the CLI's table fills in the others).
  */
-import type { AppDeps } from "../deps";
-import type { ApiKey } from "../store/sqlite/keys";
+import type { ApiKey, KeyRepository } from "../gateway/keys/key-repository";
+import type { UsageLedger } from "../gateway/usage/ledger-repository";
 import { keyView } from "./key-input";
 
 export const DAY_MS = 86_400_000;
@@ -22,10 +22,16 @@ export function usageSince(now: number, days: number): number {
   return Math.floor(now / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
 }
 
-export function keyUsageReport(deps: Pick<AppDeps, "keys" | "ledger" | "now">, key: ApiKey, days: number) {
+export async function keyUsageReport(
+  deps: { keys: Pick<KeyRepository, "usage">; ledger: Pick<UsageLedger, "flush" | "series">; now: () => number },
+  key: ApiKey,
+  days: number,
+) {
   const now = deps.now();
+  // Requests that just ended are in the report (their rows may still be waiting for the next commit).
+  await deps.ledger.flush();
   return {
-    key: keyView(key, deps.keys.usage(key.id), now),
-    daily: deps.ledger.series(usageSince(now, days), DAY_MS, key.id),
+    key: keyView(key, await deps.keys.usage(key.id), now),
+    daily: await deps.ledger.series(usageSince(now, days), DAY_MS, key.id),
   };
 }

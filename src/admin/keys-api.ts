@@ -4,7 +4,9 @@
  */
 import { Elysia } from "elysia";
 import { AppError } from "../errors";
-import type { AppDeps } from "../deps";
+import type { KeyCache } from "../gateway/keys/key-cache";
+import { NO_USAGE, type KeyRepository } from "../gateway/keys/key-repository";
+import type { UsageLedger } from "../gateway/usage/ledger-repository";
 import { readJsonObject } from "../http/body";
 import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "./key-input";
 import { keyUsageReport, usageDays } from "./key-usage";
@@ -21,37 +23,46 @@ async function keyBody(request: Request): Promise<KeyInput> {
   return checkKeyInput((await readJsonObject(request, MAX_KEY_BODY_BYTES)).body);
 }
 
-export function keysApi(deps: AppDeps) {
-  const find = (idOrName: string) => {
-    const key = deps.keys.get(idOrName);
+export interface KeysApiDeps {
+  keys: KeyRepository;
+  keyCache: Pick<KeyCache, "reload">;
+  ledger: Pick<UsageLedger, "flush" | "series">;
+  now: () => number;
+}
+
+export function keysApi(deps: KeysApiDeps) {
+  const find = async (idOrName: string) => {
+    const key = await deps.keys.get(idOrName);
     if (!key) throw new AppError("not_found", `No key '${idOrName}'.`);
     return key;
   };
-  const view = (id: string) => {
-    const key = find(id);
-    return keyView(key, deps.keys.usage(key.id));
+  const view = async (id: string) => {
+    const key = await find(id);
+    return keyView(key, await deps.keys.usage(key.id));
   };
-  const uniqueName = (name: string | undefined, selfId?: string) => {
+  const uniqueName = async (name: string | undefined, selfId?: string) => {
     if (name === undefined) return;
-    const other = deps.keys.get(name);
+    const other = await deps.keys.get(name);
     if (other && other.id !== selfId) throw new AppError("conflict", `A key named '${name}' exists already.`, { param: "name" });
   };
+  // A key created or changed here works on the gateway at once, not when the change feed next reports it.
+  const changed = () => deps.keyCache.reload();
 
   return new Elysia({ prefix: "/admin/api/keys" })
-    // A key created or changed here works on the gateway at once, not at the next twice-a-second check.
-    .onAfterHandle(({ request }) => {
-      if (request.method !== "GET") deps.keyCache.reloadIfChanged();
+    .get("/", async () => {
+      const [keys, usage] = await Promise.all([deps.keys.list(), deps.keys.allUsage()]);
+      return { object: "list", data: keys.map((k) => keyView(k, usage.get(k.id) ?? NO_USAGE)) };
     })
-    .get("/", () => ({ object: "list", data: deps.keys.list().map((k) => keyView(k, deps.keys.usage(k.id))) }))
     .post(
       "/",
       async ({ request, set }) => {
         const body = await keyBody(request);
         if (body.name === undefined) throw new AppError("invalid_request", "A key needs a 'name'.", { param: "name" });
-        uniqueName(body.name);
-        const { key, secret } = deps.keys.create({ ...keyFieldsFrom(body), name: body.name });
+        await uniqueName(body.name);
+        const { key, secret } = await deps.keys.create({ ...keyFieldsFrom(body), name: body.name });
+        await changed();
         set.status = 201;
-        return { ...keyView(key, deps.keys.usage(key.id)), key: secret };
+        return { ...keyView(key, await deps.keys.usage(key.id)), key: secret };
       },
       { parse: "none" },
     )
@@ -59,21 +70,31 @@ export function keysApi(deps: AppDeps) {
     .patch(
       "/:id",
       async ({ params, request }) => {
-        const key = find(params.id);
+        const key = await find(params.id);
         const body = await keyBody(request);
-        uniqueName(body.name, key.id);
-        deps.keys.update(key.id, keyFieldsFrom(body, key));
-        if (body.resetUsage) deps.keys.resetUsage(key.id);
+        await uniqueName(body.name, key.id);
+        await deps.keys.update(key.id, keyFieldsFrom(body, key));
+        if (body.resetUsage) await deps.keys.resetUsage(key.id);
+        await changed();
         return view(key.id);
       },
       { parse: "none" },
     )
-    .post("/:id/disable", ({ params }) => (deps.keys.update(find(params.id).id, { status: "disabled" }), view(params.id)))
-    .post("/:id/enable", ({ params }) => (deps.keys.update(find(params.id).id, { status: "active" }), view(params.id)))
-    .delete("/:id", ({ params, set }) => {
-      deps.keys.delete(find(params.id).id);
+    .post("/:id/disable", async ({ params }) => {
+      await deps.keys.update((await find(params.id)).id, { status: "disabled" });
+      await changed();
+      return view(params.id);
+    })
+    .post("/:id/enable", async ({ params }) => {
+      await deps.keys.update((await find(params.id)).id, { status: "active" });
+      await changed();
+      return view(params.id);
+    })
+    .delete("/:id", async ({ params, set }) => {
+      await deps.keys.delete((await find(params.id)).id);
+      await changed();
       set.status = 204;
       return null;
     })
-    .get("/:id/usage", ({ params, query }) => keyUsageReport(deps, find(params.id), usageDays(query.days)));
+    .get("/:id/usage", async ({ params, query }) => keyUsageReport(deps, await find(params.id), usageDays(query.days)));
 }

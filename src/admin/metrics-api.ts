@@ -6,7 +6,7 @@
  */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps";
-import type { LatencyPoint, UsagePoint } from "../store/sqlite/ledger";
+import type { LatencyPoint, UsagePoint } from "../gateway/usage/ledger-repository";
 
 const MINUTE = 60_000;
 
@@ -61,7 +61,7 @@ export function fillOverview(usage: UsagePoint[], latency: LatencyPoint[], first
 export function metricsApi(deps: AppDeps) {
   return new Elysia({ name: "admin-metrics", prefix: "/admin/api/metrics" }).get(
     "/overview",
-    ({ query }) => {
+    async ({ query }) => {
       const range = (query.range ?? "1h") as RangeName;
       const { minutes, bucketMinutes } = RANGES[range];
       const bucketMs = bucketMinutes * MINUTE;
@@ -69,8 +69,15 @@ export function metricsApi(deps: AppDeps) {
       const last = Math.floor(deps.now() / bucketMs) * bucketMs;
       const first = last - (count - 1) * bucketMs;
       // Pending ledger rows are written first, so a request that just ended is in the chart.
-      deps.ledgerWriter.flush();
-      const points = fillOverview(deps.ledger.series(first, bucketMs), deps.ledger.latencySeries(first, bucketMs), first, bucketMs, count);
+      await deps.ledger.flush();
+      const [usage, latency, keys, clientsOnline, online] = await Promise.all([
+        deps.ledger.series(first, bucketMs),
+        deps.ledger.latencySeries(first, bucketMs),
+        deps.keys.list(),
+        deps.engagement.stats.online(),
+        deps.engagement.stats.series({ minutes: String(minutes), step: String(bucketMinutes * 60) }),
+      ]);
+      const points = fillOverview(usage, latency, first, bucketMs, count);
       const totals = points.reduce(
         (acc, p) => ({
           requests: acc.requests + p.requests,
@@ -81,7 +88,6 @@ export function metricsApi(deps: AppDeps) {
         { requests: 0, errors: 0, inputTokens: 0, outputTokens: 0 },
       );
       const withTtfb = points.filter((p) => p.avgTtfbMs !== null);
-      const keys = deps.keys.list();
       return {
         range,
         bucketSeconds: bucketMs / 1000,
@@ -92,13 +98,13 @@ export function metricsApi(deps: AppDeps) {
           avgTtfbMs: withTtfb.length ? Math.round(withTtfb.reduce((n, p) => n + p.avgTtfbMs!, 0) / withTtfb.length) : null,
         },
         now: {
-          clientsOnline: deps.engagement.stats.online(),
+          clientsOnline,
           inFlight: deps.limiter.totalInFlight(),
           activeKeys: keys.filter((k) => k.status === "active").length,
           keys: keys.length,
         },
         points,
-        online: deps.engagement.stats.series({ minutes: String(minutes), step: String(bucketMinutes * 60) }),
+        online,
       };
     },
     {

@@ -74,12 +74,12 @@ export function configFrom(values: Record<string, unknown>, options: LoadOptions
  * Only commands that add content (`creates`) may create the database, and they say so: a mistyped or forgotten
  * --data-dir must not pass unnoticed. The others refuse: a new, empty database is never what they meant.
  */
-export function commandDeps(config: Config, creates = false): AppDeps {
+export async function commandDeps(config: Config, creates = false): Promise<AppDeps> {
   const path = databasePathOf(config);
   const isNew = creates && !existsSync(path);
   let deps: AppDeps;
   try {
-    deps = createDeps(config, { log: silentLogger, existingDatabaseOnly: !creates });
+    deps = await createDeps(config, { log: silentLogger, existingDatabaseOnly: !creates });
   } catch (err) {
     if (err instanceof DatabaseMissingError) throw noDatabase(config.dataDir);
     throw err;
@@ -98,11 +98,11 @@ export function noDatabase(dataDir: string): CommandError {
  * content (a key, a release, an announcement), so it may be run before the server's first start.
  */
 export async function withStore<T>(values: Record<string, unknown>, fn: (deps: AppDeps) => T | Promise<T>, creates = false): Promise<T> {
-  const deps = commandDeps(configFrom(values), creates);
+  const deps = await commandDeps(configFrom(values), creates);
   try {
     return await fn(deps);
   } finally {
-    deps.close();
+    await deps.close();
     deps.db.close();
   }
 }

@@ -9,7 +9,7 @@
  */
 import type { AppDeps } from "../deps";
 import { costOf } from "../gateway/limits/quota";
-import type { LedgerEntry } from "../store/sqlite/ledger";
+import type { LedgerEntry } from "../gateway/usage/ledger-repository";
 import { dailyRhythm, demoRandom, type DemoRandom } from "./demo-seed-random";
 
 const MINUTE_MS = 60_000;
@@ -30,8 +30,8 @@ interface Profile {
   outputTokens: number;
 }
 
-function getOrCreateKey(deps: AppDeps, name: string, fields: Parameters<AppDeps["keys"]["create"]>[0]): string {
-  return (deps.keys.get(name) ?? deps.keys.create({ ...fields, name }).key).id;
+async function getOrCreateKey(deps: AppDeps, name: string, fields: Parameters<AppDeps["keys"]["create"]>[0]): Promise<string> {
+  return ((await deps.keys.get(name)) ?? (await deps.keys.create({ ...fields, name })).key).id;
 }
 
 function entry(deps: AppDeps, rnd: DemoRandom, p: Profile, ts: number, n: number): LedgerEntry {
@@ -78,12 +78,12 @@ function requestTimes(rnd: DemoRandom, p: Profile, now: number): number[] {
 }
 
 /** Returns the number of ledger rows written (0 when the ledger already had some). */
-export function seedDemoTraffic(deps: AppDeps, demoKeyId: string): number {
-  deps.ledgerWriter.flush();
-  if (deps.ledger.recent(1).length > 0) return 0;
+export async function seedDemoTraffic(deps: AppDeps, demoKeyId: string): Promise<number> {
+  await deps.ledger.flush();
+  if ((await deps.ledger.recent(1)).length > 0) return 0;
   const now = deps.now();
-  const mobile = getOrCreateKey(deps, "mobile-app", { name: "mobile-app", rpm: 600, concurrency: 16, modelMode: "allow", models: ["demo-mini", "demo-large"] });
-  const nightly = getOrCreateKey(deps, "nightly-batch", { name: "nightly-batch", rpm: 120, concurrency: 4, expiresAt: now - 3 * DAY_MS });
+  const mobile = await getOrCreateKey(deps, "mobile-app", { name: "mobile-app", rpm: 600, concurrency: 16, modelMode: "allow", models: ["demo-mini", "demo-large"] });
+  const nightly = await getOrCreateKey(deps, "nightly-batch", { name: "nightly-batch", rpm: 120, concurrency: 4, expiresAt: now - 3 * DAY_MS });
   const profiles: Profile[] = [
     { keyId: mobile, models: [["demo-mini", 4], ["demo-large", 1]], peakPerHour: 24, from: now - 30 * DAY_MS, to: now, inputTokens: 500, outputTokens: 220 },
     { keyId: demoKeyId, models: [["demo-mini", 6], ["demo-large", 3], ["gpt-5.4", 1]], peakPerHour: 4, from: now - 7 * DAY_MS, to: now, inputTokens: 700, outputTokens: 300 },
@@ -93,6 +93,6 @@ export function seedDemoTraffic(deps: AppDeps, demoKeyId: string): number {
   const entries: LedgerEntry[] = [];
   for (const p of profiles) for (const ts of requestTimes(rnd, p, now)) entries.push(entry(deps, rnd, p, ts, entries.length));
   entries.sort((a, b) => a.ts - b.ts);
-  deps.ledger.writeBatch(entries);
+  await deps.ledger.recordMany(entries);
   return entries.length;
 }

@@ -105,7 +105,7 @@ async function demo(values: ParsedArgs["values"]): Promise<number> {
   flags["upstream-url"] = `http://127.0.0.1:${upstream.port}/v1`;
   flags["upstream-key"] = "demo-upstream-key";
   const config = configFrom(flags);
-  const { deps, running } = boot(config);
+  const { deps, running } = await boot(config);
   // Handlers first: a Ctrl-C from here on stops the demo cleanly (seeding below is synchronous).
   let seeded: DemoSeed | null = null;
   const stopped = waitForSignals(running, deps, () => {

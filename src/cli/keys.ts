@@ -2,7 +2,7 @@
 import { AppError } from "../errors";
 import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "../admin/key-input";
 import { DAY_MS, DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, keyUsageReport, usageDays, usageSince } from "../admin/key-usage";
-import type { ApiKey } from "../store/sqlite/keys";
+import { NO_USAGE, type ApiKey } from "../gateway/keys/key-repository";
 import type { Command, Group } from "./command";
 import { STORE_SETTINGS, UsageError, printJson, table, withStore } from "./common";
 
@@ -105,7 +105,7 @@ function describe(v: ReturnType<typeof keyView>): string {
 }
 
 /** The per-day table of `gantry keys usage`: every day of the window, days without requests as zeros. */
-export function describeUsage(report: ReturnType<typeof keyUsageReport>, days: number, now: number): string {
+export function describeUsage(report: Awaited<ReturnType<typeof keyUsageReport>>, days: number, now: number): string {
   const v = report.key;
   const byDay = new Map(report.daily.map((p) => [p.bucket, p]));
   const since = usageSince(now, days);
@@ -135,18 +135,18 @@ export function describeUsage(report: ReturnType<typeof keyUsageReport>, days: n
 type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
 
 /** The one key a command names (ID or NAME, exactly one). */
-function target(deps: Deps, positionals: string[]) {
+async function target(deps: Deps, positionals: string[]) {
   if (positionals.length !== 1) {
     throw new UsageError(positionals.length === 0 ? "needs a key id or name" : `takes one key id or name, got ${positionals.length}`);
   }
-  const key = deps.keys.get(positionals[0]);
+  const key = await deps.keys.get(positionals[0]);
   if (!key) throw new AppError("not_found", `no key '${positionals[0]}'`);
   return key;
 }
 
-function show(deps: Deps, id: string, json: unknown): void {
-  const key = deps.keys.get(id)!;
-  const v = keyView(key, deps.keys.usage(key.id), deps.now());
+async function show(deps: Deps, id: string, json: unknown): Promise<void> {
+  const key = (await deps.keys.get(id))!;
+  const v = keyView(key, await deps.keys.usage(key.id), deps.now());
   if (json) printJson(v);
   else process.stdout.write(describe(v) + "\n");
 }
@@ -154,7 +154,7 @@ function show(deps: Deps, id: string, json: unknown): void {
 const STORE = STORE_SETTINGS;
 const ID = "ID|NAME";
 
-function onKey(name: string, summary: string, act: (deps: Deps, key: ApiKey) => string): Command {
+function onKey(name: string, summary: string, act: (deps: Deps, key: ApiKey) => Promise<string>): Command {
   return {
     name: `keys ${name}`,
     args: ID,
@@ -162,8 +162,8 @@ function onKey(name: string, summary: string, act: (deps: Deps, key: ApiKey) => 
     positionals: true,
     settings: STORE,
     run: ({ values, positionals }) =>
-      withStore(values, (deps) => {
-        process.stdout.write(act(deps, target(deps, positionals)) + "\n");
+      withStore(values, async (deps) => {
+        process.stdout.write((await act(deps, await target(deps, positionals))) + "\n");
       }),
   };
 }
@@ -185,10 +185,10 @@ export const keysGroup: Group = {
         if (!input.name) throw new UsageError("needs --name NAME");
         // Every check of the input before the store is opened: refused input never creates a database.
         const fields = keyFieldsFrom(input, null, "cli");
-        return withStore(values, (deps) => {
-          if (deps.keys.get(input.name!)) throw new AppError("conflict", `a key named '${input.name}' exists already`);
-          const { key, secret } = deps.keys.create({ ...fields, name: input.name! });
-          const v = keyView(key, deps.keys.usage(key.id), deps.now());
+        return withStore(values, async (deps) => {
+          if (await deps.keys.get(input.name!)) throw new AppError("conflict", `a key named '${input.name}' exists already`);
+          const { key, secret } = await deps.keys.create({ ...fields, name: input.name! });
+          const v = keyView(key, await deps.keys.usage(key.id), deps.now());
           if (values.json) printJson({ ...v, key: secret });
           else process.stdout.write(`${describe(v)}\n\nSecret (shown once, store it now):\n  ${secret}\n`);
         }, true);
@@ -201,9 +201,10 @@ export const keysGroup: Group = {
       options: JSON_OPTION,
       settings: STORE,
       run: ({ values }) =>
-        withStore(values, (deps) => {
+        withStore(values, async (deps) => {
           const now = deps.now();
-          const views = deps.keys.list().map((k) => keyView(k, deps.keys.usage(k.id), now));
+          const [keys, usage] = await Promise.all([deps.keys.list(), deps.keys.allUsage()]);
+          const views = keys.map((k) => keyView(k, usage.get(k.id) ?? NO_USAGE, now));
           if (values.json) return printJson(views);
           if (views.length === 0) return void process.stdout.write("No keys yet. Create one with: gantry keys create --name NAME\n");
           const rows = views.map((v) => ({
@@ -228,7 +229,7 @@ export const keysGroup: Group = {
       options: JSON_OPTION,
       positionals: true,
       settings: STORE,
-      run: ({ values, positionals }) => withStore(values, (deps) => show(deps, target(deps, positionals).id, values.json)),
+      run: ({ values, positionals }) => withStore(values, async (deps) => show(deps, (await target(deps, positionals)).id, values.json)),
     },
     {
       name: "keys update",
@@ -240,26 +241,26 @@ export const keysGroup: Group = {
       settings: STORE,
       run: ({ values, positionals }) => {
         const input = keyInputFromFlags(values as Values);
-        return withStore(values, (deps) => {
-          const key = target(deps, positionals);
-          const other = input.name ? deps.keys.get(input.name) : null;
+        return withStore(values, async (deps) => {
+          const key = await target(deps, positionals);
+          const other = input.name ? await deps.keys.get(input.name) : null;
           if (other && other.id !== key.id) throw new AppError("conflict", `a key named '${input.name}' exists already`);
-          deps.keys.update(key.id, keyFieldsFrom(input, key, "cli"));
-          if (input.resetUsage) deps.keys.resetUsage(key.id);
-          show(deps, key.id, values.json);
+          await deps.keys.update(key.id, keyFieldsFrom(input, key, "cli"));
+          if (input.resetUsage) await deps.keys.resetUsage(key.id);
+          await show(deps, key.id, values.json);
         });
       },
     },
-    onKey("disable", "switch a key off (requests get 403 until enabled)", (deps, key) => {
-      deps.keys.update(key.id, { status: "disabled" });
+    onKey("disable", "switch a key off (requests get 403 until enabled)", async (deps, key) => {
+      await deps.keys.update(key.id, { status: "disabled" });
       return `${key.name} (${key.id}) disabled`;
     }),
-    onKey("enable", "switch a key back on (its validity period still applies)", (deps, key) => {
-      deps.keys.update(key.id, { status: "active" });
+    onKey("enable", "switch a key back on (its validity period still applies)", async (deps, key) => {
+      await deps.keys.update(key.id, { status: "active" });
       return `${key.name} (${key.id}) enabled`;
     }),
-    onKey("delete", "delete a key for good (its usage records stay)", (deps, key) => {
-      deps.keys.delete(key.id);
+    onKey("delete", "delete a key for good (its usage records stay)", async (deps, key) => {
+      await deps.keys.delete(key.id);
       return `${key.name} (${key.id}) deleted`;
     }),
     {
@@ -277,8 +278,8 @@ export const keysGroup: Group = {
           throw new UsageError(`--days must be a whole number from 1 to ${MAX_USAGE_DAYS}, got '${raw}'`);
         }
         const days = usageDays(raw);
-        return withStore(values, (deps) => {
-          const report = keyUsageReport(deps, target(deps, positionals), days);
+        return withStore(values, async (deps) => {
+          const report = await keyUsageReport(deps, await target(deps, positionals), days);
           if (values.json) printJson(report);
           else process.stdout.write(describeUsage(report, days, deps.now()) + "\n");
         });

@@ -53,11 +53,11 @@ export function waitForSignals(running: RunningServer, deps: AppDeps, onStopped:
 }
 
 /** Opens the data dir, starts the background services and the listener, and logs where it listens. */
-export function boot(config: Config): { deps: AppDeps; running: RunningServer } {
+export async function boot(config: Config): Promise<{ deps: AppDeps; running: RunningServer }> {
   // serve has checked these with the other settings; the demo's settings come without the check.
   checkServerFiles(config);
   const log = createLogger(config.logLevel);
-  const deps = createDeps(config, { log });
+  const deps = await createDeps(config, { log });
   const unclaim = claimDataDir(config.dataDir);
   process.on("exit", unclaim);
   deps.releases.start();
@@ -69,7 +69,7 @@ export function boot(config: Config): { deps: AppDeps; running: RunningServer } 
 
 async function serve(values: ParsedArgs["values"]): Promise<number> {
   const config = configFrom(values, { checkFiles: true });
-  const { deps, running } = boot(config);
+  const { deps, running } = await boot(config);
   const token = await deps.adminAuth.ensureToken();
   if (token) {
     process.stdout.write(

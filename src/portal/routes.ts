@@ -41,7 +41,7 @@ const failure = (err: AppError): Response => errorResponse(err);
 export function portalRoutes(deps: AppDeps, web: WebState) {
   const page = () => htmlResponse(standalonePage({ title: "Key usage · Gantry", assetBase: "/portal/assets", script: "portal.js", body: PAGE_BODY }));
 
-  const answer = (request: Request): Response => {
+  const answer = async (request: Request): Promise<Response> => {
     const address = clientAddress(request);
     const waitMs = web.portalThrottle.retryAfterMs(address);
     if (waitMs > 0) {
@@ -49,17 +49,17 @@ export function portalRoutes(deps: AppDeps, web: WebState) {
       return failure(new AppError("too_many_requests", `Too many attempts from this address; try again in ${seconds} s.`, { headers: { "retry-after": String(seconds) } }));
     }
     const secret = bearerToken(request.headers.get("authorization"));
-    // A key created a moment ago may not be in the cache yet (it reloads twice a second).
-    const cached = secret ? (deps.keyCache.lookup(secret) ?? (deps.keyCache.reloadIfChanged() ? deps.keyCache.lookup(secret) : null)) : null;
+    // A key created a moment ago may not be in the cache yet (it reloads when the change feed reports it).
+    const cached = secret ? (deps.keyCache.lookup(secret) ?? ((await deps.keyCache.reloadIfChanged()) ? deps.keyCache.lookup(secret) : null)) : null;
     if (!cached || cached.key.status !== "active") {
       web.portalThrottle.fail(address);
       return failure(new AppError("invalid_api_key", GENERIC_FAILURE));
     }
     web.portalThrottle.succeed(address);
     const now = deps.now();
-    deps.ledgerWriter.flush();
-    const daily = deps.ledger.series(portalSince(now), DAY_MS, cached.key.id);
-    return json(portalView(cached.key, deps.keys.usage(cached.key.id), daily, now));
+    await deps.ledger.flush();
+    const [daily, usage] = await Promise.all([deps.ledger.series(portalSince(now), DAY_MS, cached.key.id), deps.keys.usage(cached.key.id)]);
+    return json(portalView(cached.key, usage, daily, now));
   };
 
   return new Elysia({ name: "portal" })

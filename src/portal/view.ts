@@ -3,8 +3,8 @@
  * today and over the last 30 days (UTC days, every day present). Never the hash, never another key. Pure.
  */
 import { keyView } from "../admin/key-input";
-import type { ApiKey, KeyUsageTotals } from "../store/sqlite/keys";
-import type { UsagePoint } from "../store/sqlite/ledger";
+import type { ApiKey, KeyUsageTotals } from "../gateway/keys/key-repository";
+import type { UsagePoint } from "../gateway/usage/ledger-repository";
 
 export const DAY_MS = 86_400_000;
 export const PORTAL_DAYS = 30;

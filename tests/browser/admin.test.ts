@@ -110,7 +110,7 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
       expect(res.status).toBe(200);
       expect((await res.json()).output_text ?? "").toContain("Hello from the fake upstream");
     }
-    g.deps.ledgerWriter.flush();
+    await g.deps.ledger.flush();
     await page.goto(`${g.url}/admin/keys`);
     const row = page.locator("#keys-table tbody tr", { hasText: "browser-key" });
     await waitForText(row.locator('td[data-label="Requests"]'), /^3$/);
@@ -132,7 +132,7 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     await waitForText(row().locator('td[data-label="Models"]'), "only demo-*, gpt-5*");
     await row().locator("button", { hasText: "Disable" }).click();
     await waitForText(row().locator(".badge"), /^disabled$/);
-    g.reloadKeys(); // the server picks up key changes within a second; the test does not wait for it
+    await g.reloadKeys(); // the server picks up key changes within a second; the test does not wait for it
     expect((await fetch(`${g.url}/v1/models`, authed(secret))).status).toBe(403);
     await row().locator("button", { hasText: "Enable" }).click();
     await waitForText(row().locator(".badge"), /^active$/);
@@ -176,8 +176,8 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
 
   test("the Keys page shows each key's state and validity, not 'active' for an expired key", async () => {
     const now = Date.now();
-    g.createKey({ name: "expired-key", expiresAt: now - 86_400_000 });
-    g.createKey({ name: "future-key", notBefore: now + 10 * 86_400_000 });
+    await g.createKey({ name: "expired-key", expiresAt: now - 86_400_000 });
+    await g.createKey({ name: "future-key", notBefore: now + 10 * 86_400_000 });
     await page.goto(`${g.url}/admin/keys`);
     const row = (name: string) => page.locator("#keys-table tbody tr", { hasText: name });
     await waitForText(row("expired-key").locator(".badge"), /^expired$/);
@@ -188,7 +188,7 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
   }, TEST_TIMEOUT_MS);
 
   test("an error notice goes when a later action succeeds", async () => {
-    g.createKey({ name: "doomed-key" });
+    await g.createKey({ name: "doomed-key" });
     await page.goto(`${g.url}/admin/keys`);
     const row = page.locator("#keys-table tbody tr", { hasText: "doomed-key" });
     await row.waitFor();

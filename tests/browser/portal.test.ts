@@ -17,7 +17,7 @@ describe.skipIf(!HAS_CHROMIUM)("portal and docs in Chromium", () => {
   beforeAll(async () => {
     upstream = await startFakeUpstream({ scenario: { kind: "text", text: "hi", usage: { input_tokens: 300, output_tokens: 100 } } });
     g = await startGantry({ config: { upstreamUrl: upstream.url } });
-    key = g.createKey({ name: "portal-user", rpm: 30, quotaTokens: 50_000, modelMode: "allow", models: ["demo-mini"] });
+    key = await g.createKey({ name: "portal-user", rpm: 30, quotaTokens: 50_000, modelMode: "allow", models: ["demo-mini"] });
     for (let i = 0; i < 2; i++) {
       const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", input: "hello", stream: false }));
       expect(res.status).toBe(200);

@@ -21,10 +21,10 @@ let demoClient: OpenAI;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   g = await startGantry({ config: { upstreamUrl: upstream.url } });
-  client = sdk(g, g.createKey());
+  client = sdk(g, await g.createKey());
   simulator = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createSimulatedUpstream({ deltaDelayMs: 0 }) });
   demo = await startGantry({ config: { upstreamUrl: `http://127.0.0.1:${simulator.port}/v1` } });
-  demoClient = sdk(demo, demo.createKey());
+  demoClient = sdk(demo, await demo.createKey());
 });
 afterAll(async () => {
   await g.stop();
@@ -427,7 +427,7 @@ describe("SDK errors", () => {
   });
 
   test("a rate-limited key: RateLimitError with code rate_limit_rpm", async () => {
-    const limited = sdk(g, g.createKey({ rpm: 1 }));
+    const limited = sdk(g, await g.createKey({ rpm: 1 }));
     await limited.chat.completions.create({ model: "demo-mini", messages: [{ role: "user", content: "x" }] });
     const err = await limited.responses.create({ model: "demo-mini", input: "x" }).catch((e) => e);
     expect(err).toBeInstanceOf(RateLimitError);

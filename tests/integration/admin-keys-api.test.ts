@@ -102,11 +102,12 @@ describe("list and show carry each key's state", () => {
       ["disabled", { status: "disabled", expiresAt: now - HOUR }],
       ["active", { expiresAt: now + HOUR }],
     ] as const;
-    const names = cases.map(([, fields]) => {
+    const names: string[] = [];
+    for (const [, fields] of cases) {
       const name = uniqueName();
-      g.createKey({ name, ...fields });
-      return name;
-    });
+      await g.createKey({ name, ...fields });
+      names.push(name);
+    }
     const list = (await send("GET", "/admin/api/keys", undefined)).body.data as any[];
     for (const [i, [state]] of cases.entries()) {
       const k = list.find((v) => v.name === names[i]);

@@ -120,7 +120,7 @@ describe("a signed-in browser", () => {
     for (const [method, path] of [["DELETE", "/admin/api/keys/x"], ["POST", "/admin/api/releases/sync"], ["PUT", "/admin/api/releases/1.0.0/assets/a.zip"]]) {
       expect((await fetch(g.url + path, { method, headers: { cookie: s.cookie } })).status).toBe(403);
     }
-    expect(g.deps.keys.list()).toHaveLength(0);
+    expect(await g.deps.keys.list()).toHaveLength(0);
     const ok = await fetch(`${g.url}/admin/api/keys`, { method: "POST", headers: { ...base, "x-csrf-token": s.csrf, "sec-fetch-site": "same-origin" }, body });
     expect(ok.status).toBe(201);
   });
@@ -248,9 +248,9 @@ describe("the portal tells a wrong key nothing", () => {
   let other: string;
   beforeAll(async () => {
     g = await startGantry();
-    good = g.createKey({ name: "holder", rpm: 60, quotaTokens: 1_000_000, modelMode: "allow", models: ["demo-*"] });
-    disabled = g.createKey({ name: "off", status: "disabled" });
-    other = g.createKey({ name: "someone-else-secret-name" });
+    good = await g.createKey({ name: "holder", rpm: 60, quotaTokens: 1_000_000, modelMode: "allow", models: ["demo-*"] });
+    disabled = await g.createKey({ name: "off", status: "disabled" });
+    other = await g.createKey({ name: "someone-else-secret-name" });
   });
   afterAll(() => g.stop());
 

@@ -38,32 +38,32 @@ describe("every error code of the spec", () => {
     expect([e.status, e.code]).toEqual([401, "invalid_api_key"]);
   });
   test("api_key_expired 401", async () => {
-    const key = g.createKey({ expiresAt: Date.now() - hour });
+    const key = await g.createKey({ expiresAt: Date.now() - hour });
     const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
     expect([e.status, e.code]).toEqual([401, "api_key_expired"]);
   });
   test("api_key_disabled 403", async () => {
-    const key = g.createKey({ status: "disabled" });
+    const key = await g.createKey({ status: "disabled" });
     const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
     expect([e.status, e.code]).toEqual([403, "api_key_disabled"]);
   });
   test("model_not_allowed 403, whitelist and blacklist", async () => {
-    const white = g.createKey({ modelMode: "allow", models: ["other-*"] });
-    const black = g.createKey({ modelMode: "deny", models: ["demo-*"] });
+    const white = await g.createKey({ modelMode: "allow", models: ["other-*"] });
+    const black = await g.createKey({ modelMode: "deny", models: ["demo-*"] });
     for (const key of [white, black]) {
       const e = await errorOf(await fetch(`${g.url}/v1/chat/completions`, authed(key, { model: "demo-mini", messages: [{ role: "user", content: "x" }] })));
       expect([e.status, e.code, e.param]).toEqual([403, "model_not_allowed", "model"]);
     }
   });
   test("quota_exceeded 429 with Retry-After and no SDK retry", async () => {
-    const key = g.createKey({ quotaTokens: 0 });
+    const key = await g.createKey({ quotaTokens: 0 });
     const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
     expect([e.status, e.code, e.type]).toEqual([429, "quota_exceeded", "insufficient_quota"]);
     expect(e.headers.get("retry-after")).toMatch(/^\d+$/);
     expect(e.headers.get("x-should-retry")).toBe("false");
   });
   test("rate_limit_rpm 429", async () => {
-    const key = g.createKey({ rpm: 1 });
+    const key = await g.createKey({ rpm: 1 });
     expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(200);
     const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
     expect([e.status, e.code, e.type]).toEqual([429, "rate_limit_rpm", "invalid_request_error"]);
@@ -71,7 +71,7 @@ describe("every error code of the spec", () => {
     expect(e.headers.get("x-ratelimit-remaining-requests")).toBe("0");
   });
   test("rate_limit_rpd 429", async () => {
-    const key = g.createKey({ rpd: 1 });
+    const key = await g.createKey({ rpd: 1 });
     expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(200);
     const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
     expect([e.status, e.code]).toEqual([429, "rate_limit_rpd"]);
@@ -79,7 +79,7 @@ describe("every error code of the spec", () => {
   });
   test("concurrent_limit 429, worth a retry in a second", async () => {
     upstream.setScenario({ kind: "slow", delayMs: 30, text: "one two three four", deltas: 4 });
-    const key = g.createKey({ concurrency: 1 });
+    const key = await g.createKey({ concurrency: 1 });
     const holding = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
     const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
     await holding.text();
@@ -89,7 +89,7 @@ describe("every error code of the spec", () => {
     expect(e.headers.get("x-should-retry")).toBeNull();
   });
   test("max_tokens_exceeded 400 for every spelling", async () => {
-    const key = g.createKey({ maxTokens: 100 });
+    const key = await g.createKey({ maxTokens: 100 });
     const r1 = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, max_output_tokens: 101 })));
     expect([r1.status, r1.code, r1.param]).toEqual([400, "max_tokens_exceeded", "max_output_tokens"]);
     for (const param of ["max_tokens", "max_completion_tokens"]) {
@@ -104,7 +104,7 @@ describe("every error code of the spec", () => {
 describe("a limit of 0 left in the database blocks the key with valid headers", () => {
   for (const fields of [{ rpm: 0 }, { rpd: 0 }, { concurrency: 0 }, { quotaTokens: 0 }, { rpm: 5, concurrency: 0 }]) {
     test(JSON.stringify(fields), async () => {
-      const key = g.createKey(fields);
+      const key = await g.createKey(fields);
       const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
       expect(e.status).toBe(429);
       for (const [name, value] of e.headers) expect(`${name}: ${value}`).not.toMatch(/NaN|Infinity|undefined/);
@@ -118,11 +118,11 @@ describe("a limit of 0 left in the database blocks the key with valid headers", 
 
 describe("order of the checks", () => {
   test("a disabled and expired key gets api_key_disabled", async () => {
-    const key = g.createKey({ status: "disabled", expiresAt: Date.now() - 1000 });
+    const key = await g.createKey({ status: "disabled", expiresAt: Date.now() - 1000 });
     expect((await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)))).code).toBe("api_key_disabled");
   });
   test("an expired key asking for a forbidden model gets api_key_expired", async () => {
-    const key = g.createKey({ expiresAt: Date.now() - 1000, modelMode: "allow", models: ["x"] });
+    const key = await g.createKey({ expiresAt: Date.now() - 1000, modelMode: "allow", models: ["x"] });
     expect((await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)))).code).toBe("api_key_expired");
   });
   test("authentication comes before the body is looked at", async () => {
@@ -134,7 +134,7 @@ describe("order of the checks", () => {
 describe("a refusal consumes nothing", () => {
   test("refused for concurrency: RPM and RPD untouched", async () => {
     upstream.setScenario({ kind: "slow", delayMs: 30, text: "one two three four", deltas: 4 });
-    const key = g.createKey({ rpm: 10, rpd: 10, concurrency: 1 });
+    const key = await g.createKey({ rpm: 10, rpd: 10, concurrency: 1 });
     const first = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
     expect(first.headers.get("x-ratelimit-remaining-requests")).toBe("9");
     for (let i = 0; i < 3; i++) {
@@ -149,7 +149,7 @@ describe("a refusal consumes nothing", () => {
     expect(next.headers.get("x-ratelimit-remaining-requests")).toBe("8");
   });
   test("refused for RPD: RPM untouched", async () => {
-    const key = g.createKey({ rpm: 10, rpd: 1 });
+    const key = await g.createKey({ rpm: 10, rpd: 1 });
     await fetch(`${g.url}/v1/responses`, authed(key, hello));
     for (let i = 0; i < 3; i++) {
       const e = await errorOf(await fetch(`${g.url}/v1/responses`, authed(key, hello)));
@@ -158,7 +158,7 @@ describe("a refusal consumes nothing", () => {
     }
   });
   test("RPM headers count down and reset is a duration", async () => {
-    const key = g.createKey({ rpm: 5 });
+    const key = await g.createKey({ rpm: 5 });
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await fetch(`${g.url}/v1/models`, authed(key));
@@ -175,7 +175,7 @@ describe("concurrency leases", () => {
   test("with concurrency 2, twenty parallel slow streams never have more than 2 upstream", async () => {
     upstream.setScenario({ kind: "slow", delayMs: 20, text: "a b c d e f", deltas: 6 });
     const before = upstream.maxOpen;
-    const key = g.createKey({ concurrency: 2 });
+    const key = await g.createKey({ concurrency: 2 });
     const results = await Promise.all(
       Array.from({ length: 20 }, async () => {
         const r = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
@@ -192,8 +192,8 @@ describe("concurrency leases", () => {
   test("clients that abort mid-stream give every slot back and close the upstream request", async () => {
     upstream.setScenario({ kind: "slow", delayMs: 200, text: "x ".repeat(50), deltas: 50 });
     const name = `abort-${Date.now()}`;
-    const key = g.createKey({ name, concurrency: 3 });
-    const id = g.deps.keys.get(name)!.id;
+    const key = await g.createKey({ name, concurrency: 3 });
+    const id = (await g.deps.keys.get(name))!.id;
     const controllers = Array.from({ length: 3 }, () => new AbortController());
     const readers = await Promise.all(
       controllers.map(async (c) => {
@@ -219,13 +219,13 @@ describe("quota settles from the stream's usage", () => {
   test("tokens reported by the terminal event are counted and recorded in the ledger", async () => {
     upstream.setScenario({ kind: "text", text: "settled", usage: { input_tokens: 40, output_tokens: 60, total_tokens: 100 } });
     const name = `quota-${Date.now()}`;
-    const key = g.createKey({ name, quotaTokens: 150 });
-    const id = g.deps.keys.get(name)!.id;
+    const key = await g.createKey({ name, quotaTokens: 150 });
+    const id = (await g.deps.keys.get(name))!.id;
     const first = await fetch(`${g.url}/v1/responses`, authed(key, { ...hello, stream: true }));
     await first.text();
     // No wait and no flush: a reply received whole is settled before its last byte left (gateway/call.ts).
-    expect(g.deps.keys.usage(id)).toMatchObject({ requests: 1, inputTokens: 40, outputTokens: 60, tokens: 100 });
-    const row = g.deps.ledger.recent(1, id)[0];
+    expect((await g.deps.keys.usage(id))).toMatchObject({ requests: 1, inputTokens: 40, outputTokens: 60, tokens: 100 });
+    const row = (await g.deps.ledger.recent(1, id))[0];
     expect(row).toMatchObject({ keyId: id, model: "demo-mini", endpoint: "responses", status: 200, inputTokens: 40, outputTokens: 60 });
     // 50 tokens remain: the next request is admitted and uses them up.
     expect((await fetch(`${g.url}/v1/responses`, authed(key, hello))).status).toBe(200);
@@ -241,10 +241,10 @@ describe("quota settles from the stream's usage", () => {
     });
     try {
       upstream.setScenario({ kind: "text", text: "x", usage: { input_tokens: 500, output_tokens: 250, total_tokens: 750 } });
-      const key = priced.createKey({ name: "b", balance: 1.5 });
+      const key = await priced.createKey({ name: "b", balance: 1.5 });
       expect((await fetch(`${priced.url}/v1/responses`, authed(key, hello))).status).toBe(200);
       // No wait: the balance is charged before the reply's last byte. 500 * 1000/1M + 250 * 2000/1M = 0.5 + 0.5 = 1.0
-      expect(priced.deps.keys.usage(priced.deps.keys.get("b")!.id).spent).toBeCloseTo(1.0);
+      expect((await priced.deps.keys.usage((await priced.deps.keys.get("b"))!.id)).spent).toBeCloseTo(1.0);
       expect((await fetch(`${priced.url}/v1/responses`, authed(key, hello))).status).toBe(200);
       const e = await fetch(`${priced.url}/v1/responses`, authed(key, hello));
       expect(e.status).toBe(429);
@@ -296,8 +296,8 @@ describe("a reply the caller received whole is already billed", () => {
     test(name, async () => {
       upstream.setScenario({ kind: "text", text: "billed", usage: { input_tokens: 3, output_tokens: 4, total_tokens: 7 } });
       const keyName = `billed-${name}-${Math.random()}`;
-      const key = g.createKey({ name: keyName });
-      const id = g.deps.keys.get(keyName)!.id;
+      const key = await g.createKey({ name: keyName });
+      const id = (await g.deps.keys.get(keyName))!.id;
       const res = await fetch(g.url + path, authed(key, body, headers));
       expect(res.status).toBe(200);
       await res.text();
@@ -313,7 +313,7 @@ describe("guessing keys is slowed per client address", () => {
   test("after 10 free failures each wrong key waits; a valid key from the same address does not", async () => {
     const own = await startGantry({ config: { upstreamUrl: upstream.url } });
     try {
-      const good = own.createKey();
+      const good = await own.createKey();
       const bad = (i: number) => fetch(`${own.url}/v1/models`, authed(`gk-guess-${i}`));
       // "Not slowed" is anything well below the 1 s a slowed guess waits: 600 ms leaves room for a loaded machine.
       for (let i = 0; i < 10; i++) {

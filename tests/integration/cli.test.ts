@@ -253,14 +253,14 @@ describe("keys", () => {
   beforeAll(async () => {
     dir = join(tmp, "keys");
     g = await startGantry({ config: { dataDir: dir }, databasePath: join(dir, "gantry.db") });
-    g.createKey({ name: "alpha" });
-    const key = g.deps.keys.get("alpha")!;
+    await g.createKey({ name: "alpha" });
+    const key = (await g.deps.keys.get("alpha"))!;
     const now = Date.now();
     const entry = (ts: number, status: number, input: number, output: number) => ({
       ts, requestId: `r-${ts}`, keyId: key.id, model: "m", endpoint: "/v1/responses", status, errorCode: null,
       inputTokens: input, outputTokens: output, reasoningTokens: 0, cachedTokens: 0, cost: 0, durationMs: 1, upstreamTtfbMs: 1,
     });
-    g.deps.ledger.writeBatch([
+    await g.deps.ledger.recordMany([
       entry(now, 200, 100, 10),
       entry(now - 1, 200, 200, 20),
       entry(now - 2 * DAY, 500, 0, 0),

@@ -48,10 +48,10 @@ const CHAT: Endpoint = {
 const ENDPOINTS = [RESPONSES, CHAT];
 const MODES = [true, false];
 
-function newKey(server: Gantry = g): { key: string; id: string } {
+async function newKey(server: Gantry = g): Promise<{ key: string; id: string }> {
   const name = `fault-${Math.random().toString(36).slice(2)}`;
-  const key = server.createKey({ name });
-  return { key, id: server.deps.keys.get(name)!.id };
+  const key = await server.createKey({ name });
+  return { key, id: (await server.deps.keys.get(name))!.id };
 }
 
 async function envelope(res: Response) {
@@ -69,7 +69,7 @@ async function envelope(res: Response) {
  */
 async function expectSettled(server: Gantry, up: FakeUpstream, key: string, id: string, ep: Endpoint, status: number, code: string | null) {
   expect(server.deps.limiter.inFlight(id)).toBe(0);
-  const row = server.deps.ledger.recent(1, id)[0];
+  const row = (await server.deps.ledger.recent(1, id))[0];
   expect(row).toMatchObject({ keyId: id, endpoint: ep.ledgerName, status, errorCode: code });
   up.setScenario();
   const next = await fetch(`${server.url}${ep.path}`, authed(key, ep.body(false)));
@@ -131,7 +131,7 @@ describe("before any byte reached the caller: a status and the envelope", () => 
       for (const c of cases) {
         test(`${ep.name}, stream:${stream}: ${c.name}`, async () => {
           upstream.setScenario(c.scenario);
-          const { key, id } = newKey();
+          const { key, id } = await newKey();
           const res = await fetch(`${g.url}${ep.path}`, authed(key, ep.body(stream)));
           expect(res.status).toBe(c.status);
           expect(res.headers.get("content-type")).toContain("application/json");
@@ -153,12 +153,12 @@ describe("before any byte reached the caller: a status and the envelope", () => 
     try {
       for (const ep of ENDPOINTS) {
         for (const stream of MODES) {
-          const { key, id } = newKey(s);
+          const { key, id } = await newKey(s);
           const res = await fetch(`${s.url}${ep.path}`, authed(key, ep.body(stream)));
           expect(res.status).toBe(502);
           expect((await envelope(res)).code).toBe("upstream_unavailable");
           expect(s.deps.limiter.inFlight(id)).toBe(0);
-          expect(s.deps.ledger.recent(1, id)[0]).toMatchObject({ status: 502, errorCode: "upstream_unavailable", endpoint: ep.ledgerName });
+          expect((await s.deps.ledger.recent(1, id))[0]).toMatchObject({ status: 502, errorCode: "upstream_unavailable", endpoint: ep.ledgerName });
         }
       }
     } finally {
@@ -171,7 +171,7 @@ describe("before any byte reached the caller: a status and the envelope", () => 
     const results = await Promise.all(
       ENDPOINTS.flatMap((ep) =>
         MODES.map(async (stream) => {
-          const { key, id } = newKey();
+          const { key, id } = await newKey();
           const t0 = performance.now();
           const res = await fetch(`${g.url}${ep.path}`, authed(key, ep.body(stream)));
           const elapsed = performance.now() - t0;
@@ -228,7 +228,7 @@ describe("after the stream started: in-band failure, never a clean finish", () =
   for (const c of cases) {
     test(`responses, stream:true: ${c.name}`, async () => {
       upstream.setScenario(c.scenario);
-      const { key, id } = newKey();
+      const { key, id } = await newKey();
       const res = await fetch(`${g.url}${RESPONSES.path}`, authed(key, RESPONSES.body(true)));
       expect(res.status).toBe(200);
       const events = await readSseData(res);
@@ -247,7 +247,7 @@ describe("after the stream started: in-band failure, never a clean finish", () =
 
     test(`chat, stream:true: ${c.name}`, async () => {
       upstream.setScenario(c.scenario);
-      const { key, id } = newKey();
+      const { key, id } = await newKey();
       const res = await fetch(`${g.url}${CHAT.path}`, authed(key, CHAT.body(true)));
       expect(res.status).toBe(200);
       const frames = await readSseData(res);
@@ -265,7 +265,7 @@ describe("after the stream started: in-band failure, never a clean finish", () =
     for (const ep of ENDPOINTS) {
       test(`${ep.name}, stream:false: ${c.name}`, async () => {
         upstream.setScenario(c.scenario);
-        const { key, id } = newKey();
+        const { key, id } = await newKey();
         const res = await fetch(`${g.url}${ep.path}`, authed(key, ep.body(false)));
         expect(res.status).toBe(c.status);
         const e = await envelope(res);
@@ -294,7 +294,7 @@ describe("an in-band data: {\"error\"} frame with no type (as some proxies send 
   });
 
   test("is a failure on every path, with the upstream's code and message", async () => {
-    const key = s.createKey();
+    const key = await s.createKey();
     const events = await readSseData(await fetch(`${s.url}${RESPONSES.path}`, authed(key, RESPONSES.body(true))));
     expect(events.map((e) => e.sequence_number ?? null).filter((n) => n !== null)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(events.at(-1).response.error).toEqual({ code: "overloaded", message: "Upstream overloaded" });
@@ -314,7 +314,7 @@ describe("response.incomplete is a truncated success, with usage", () => {
 
   test("chat, stream:true: finish_reason length, then the usage chunk, then [DONE]", async () => {
     upstream.setScenario(scenario);
-    const { key, id } = newKey();
+    const { key, id } = await newKey();
     const frames = await readSseData(await fetch(`${g.url}${CHAT.path}`, authed(key, CHAT.body(true))));
     expect(frames.at(-1)).toBe("[DONE]");
     const usageChunk = frames.at(-2);
@@ -331,7 +331,7 @@ describe("response.incomplete is a truncated success, with usage", () => {
 
   test("chat, stream:false: finish_reason length with usage", async () => {
     upstream.setScenario(scenario);
-    const { key, id } = newKey();
+    const { key, id } = await newKey();
     const res = await fetch(`${g.url}${CHAT.path}`, authed(key, CHAT.body(false)));
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
@@ -342,7 +342,7 @@ describe("response.incomplete is a truncated success, with usage", () => {
 
   test("responses, both modes: status incomplete with the reason and usage", async () => {
     upstream.setScenario(scenario);
-    const { key, id } = newKey();
+    const { key, id } = await newKey();
     const events = await readSseData(await fetch(`${g.url}${RESPONSES.path}`, authed(key, RESPONSES.body(true))));
     expect(events.at(-1)).toMatchObject({ type: "response.incomplete", response: { incomplete_details: { reason: "max_output_tokens" } } });
     upstream.setScenario(scenario);
@@ -358,7 +358,7 @@ describe("the caller going away", () => {
     for (const stream of MODES) {
       test(`${ep.name}, stream:${stream}: disconnecting aborts the upstream request and frees the lease`, async () => {
         upstream.setScenario({ kind: "slow", delayMs: 100, text: "a b c d e f g h i j", deltas: 10 });
-        const { key, id } = newKey();
+        const { key, id } = await newKey();
         const opened = upstream.aborted;
         const controller = new AbortController();
         const pending = fetch(`${g.url}${ep.path}`, { ...authed(key, ep.body(stream)), signal: controller.signal });
@@ -377,7 +377,7 @@ describe("the caller going away", () => {
         controller.abort();
         // The server learns of the abort asynchronously: wait until it released the lease, closed the upstream request and recorded the call.
         await pollUntil(
-          () => upstream.open === 0 && g.deps.limiter.inFlight(id) === 0 && g.deps.ledger.recent(1, id).length === 1,
+          async () => upstream.open === 0 && g.deps.limiter.inFlight(id) === 0 && (await g.deps.ledger.recent(1, id)).length === 1,
           Boolean,
           { what: "the aborted call to be settled" },
         );
@@ -412,7 +412,7 @@ describe("upstream retries before any byte reached the caller", () => {
       [CHAT, false],
     ] as const) {
       flaky.setScenario(failFirst(2, { kind: "status", status: 503 }));
-      const { key, id } = newKey(s);
+      const { key, id } = await newKey(s);
       const n = flaky.requests.length;
       const res = await fetch(`${s.url}${ep.path}`, authed(key, ep.body(stream)));
       expect(res.status).toBe(200);
@@ -425,7 +425,7 @@ describe("upstream retries before any byte reached the caller", () => {
 
   test("three 503s: the retries run out and the caller gets 502", async () => {
     flaky.setScenario(failFirst(3, { kind: "status", status: 503 }));
-    const { key, id } = newKey(s);
+    const { key, id } = await newKey(s);
     const n = flaky.requests.length;
     const res = await fetch(`${s.url}${RESPONSES.path}`, authed(key, RESPONSES.body(false)));
     expect(res.status).toBe(502);
@@ -441,7 +441,7 @@ describe("upstream retries before any byte reached the caller", () => {
       [429, 429],
     ] as const) {
       flaky.setScenario(failFirst(1, { kind: "status", status }));
-      const { key } = newKey(s);
+      const { key } = await newKey(s);
       const n = flaky.requests.length;
       const res = await fetch(`${s.url}${CHAT.path}`, authed(key, CHAT.body(true)));
       expect(res.status).toBe(expected);
@@ -452,7 +452,7 @@ describe("upstream retries before any byte reached the caller", () => {
 
   test("a failure after the stream started is not retried", async () => {
     flaky.setScenario({ kind: "reset-mid-stream", afterEvents: 4 });
-    const { key } = newKey(s);
+    const { key } = await newKey(s);
     const n = flaky.requests.length;
     const events = await readSseData(await fetch(`${s.url}${RESPONSES.path}`, authed(key, RESPONSES.body(true))));
     expect(events.at(-1).type).toBe("response.failed");

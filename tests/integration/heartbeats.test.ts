@@ -217,7 +217,7 @@ describe("durability", () => {
       import { createDeps } from "./src/deps.ts";
       import { silentLogger } from "./src/log.ts";
       import { startServer } from "./src/server.ts";
-      const deps = createDeps(defaultConfig({ dataDir: ${JSON.stringify(dir)}, adminToken: "t" }), { log: silentLogger });
+      const deps = await createDeps(defaultConfig({ dataDir: ${JSON.stringify(dir)}, adminToken: "t" }), { log: silentLogger });
       deps.engagement.start();
       const running = startServer(deps, { hostname: "127.0.0.1", port: 0 });
       console.log(running.url);

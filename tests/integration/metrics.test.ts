@@ -47,7 +47,7 @@ describe("/metrics", () => {
   });
 
   test("counts gateway requests, latency, tokens, refusals, heartbeats and routes by template", async () => {
-    const key = g.createKey({ name: "metrics-key" });
+    const key = await g.createKey({ name: "metrics-key" });
     const ok = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", input: "hi", stream: false }));
     expect(ok.status).toBe(200);
     await ok.text();
@@ -90,7 +90,7 @@ describe("/metrics", () => {
 
   test("one JSON log line per request; gateway requests are logged once, by the gateway", async () => {
     g.logs.length = 0;
-    const key = g.createKey({ name: "log-key" });
+    const key = await g.createKey({ name: "log-key" });
     const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", input: "hi", stream: false }, { "x-request-id": "req-gateway-1" }));
     await res.text();
     await fetch(`${g.url}/api/v1/announcements?surface=client`, { headers: { "x-request-id": "req-site-1" } });

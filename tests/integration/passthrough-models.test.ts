@@ -20,7 +20,7 @@ describe("raw passthrough", () => {
   const raw = { "x-upstream-mode": "raw" };
 
   test("the body reaches the upstream byte for byte, without normalisation", async () => {
-    const key = g.createKey();
+    const key = await g.createKey();
     const text = `{"model":"demo-mini","stream":true,  "input":[{"role":"system","content":[{"type":"input_text","text":"sys"}]}],"custom_field":{"a":1}}`;
     const n = upstream.requests.length;
     const res = await fetch(`${g.url}/v1/responses`, { method: "POST", headers: { authorization: `Bearer ${key}`, ...raw }, body: text });
@@ -37,7 +37,7 @@ describe("raw passthrough", () => {
     const strict = await startFakeUpstream();
     const s = await startGantry({ config: { upstreamUrl: strict.url } });
     try {
-      const key = s.createKey();
+      const key = await s.createKey();
       const res = await fetch(`${s.url}/responses`, authed(key, { model: "demo-mini", stream: false, input: "x" }, { "x-upstream-raw-passthrough": "true" }));
       expect(res.status).toBe(400);
       expect(await res.json()).toEqual({ detail: "Stream must be set to true" });
@@ -51,14 +51,14 @@ describe("raw passthrough", () => {
   test("the stream's usage is still settled: passthrough never bypasses quota", async () => {
     upstream.setScenario({ kind: "text", text: "raw reply", usage: { input_tokens: 7, output_tokens: 11, total_tokens: 18 } });
     const name = `raw-${Math.random()}`;
-    const key = g.createKey({ name, quotaTokens: 20 });
+    const key = await g.createKey({ name, quotaTokens: 20 });
     const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", stream: true, input: "x" }, raw));
     const body = await res.text();
     expect(body).toContain("event: response.completed");
     expect(body).not.toContain("[DONE]");
     // No wait: the usage is settled before the stream's last byte left the server (gateway/call.ts).
-    const id = g.deps.keys.get(name)!.id;
-    expect(g.deps.keys.usage(id).tokens).toBe(18);
+    const id = (await g.deps.keys.get(name))!.id;
+    expect((await g.deps.keys.usage(id)).tokens).toBe(18);
     expect((await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", stream: true, input: "x" }, raw))).status).toBe(200);
     const refused = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", stream: true, input: "x" }, raw));
     expect(refused.status).toBe(429);
@@ -66,7 +66,7 @@ describe("raw passthrough", () => {
   });
 
   test("admission applies in raw mode too", async () => {
-    const key = g.createKey({ modelMode: "allow", models: ["other"] });
+    const key = await g.createKey({ modelMode: "allow", models: ["other"] });
     const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", input: "x" }, raw));
     expect(res.status).toBe(403);
   });
@@ -76,7 +76,7 @@ describe("model list", () => {
   test("live from upstream, filtered by the key's permission, on both paths", async () => {
     upstream.setModels(["m-alpha", "m-beta", "x-gamma"]);
     clock += 60_000;
-    const key = g.createKey({ modelMode: "allow", models: ["m-*"] });
+    const key = await g.createKey({ modelMode: "allow", models: ["m-*"] });
     for (const path of ["/v1/models", "/models"]) {
       const res = await fetch(g.url + path, authed(key));
       expect(res.status).toBe(200);
@@ -87,7 +87,7 @@ describe("model list", () => {
   });
 
   test("a change upstream shows within 15 s, and not before the cache expires", async () => {
-    const key = g.createKey();
+    const key = await g.createKey();
     upstream.setModels(["one"]);
     clock += 60_000;
     const ids = async () => ((await (await fetch(`${g.url}/v1/models`, authed(key))).json()) as any).data.map((m: any) => m.id);
@@ -102,7 +102,7 @@ describe("model list", () => {
   test("upstream failure is a 502 envelope", async () => {
     const dead = await startGantry({ config: { upstreamUrl: "http://127.0.0.1:9/v1" } });
     try {
-      const res = await fetch(`${dead.url}/v1/models`, authed(dead.createKey()));
+      const res = await fetch(`${dead.url}/v1/models`, authed(await dead.createKey()));
       expect(res.status).toBe(502);
       expect(((await res.json()) as any).error.code).toBe("upstream_unavailable");
     } finally {
@@ -135,7 +135,7 @@ describe("bad input gets a 4xx envelope, never a 500", () => {
   ];
   for (const [name, init, status, code] of cases) {
     test(name, async () => {
-      const key = g.createKey();
+      const key = await g.createKey();
       const res = await fetch(`${g.url}/v1/responses`, typeof init === "function" ? init(key) : init);
       expect(res.status).toBe(status);
       const body = (await res.json()) as any;
@@ -145,7 +145,7 @@ describe("bad input gets a 4xx envelope, never a 500", () => {
   }
 
   test("chat: messages of the wrong shape", async () => {
-    const key = g.createKey();
+    const key = await g.createKey();
     for (const body of [{ model: "m", messages: "hi" }, { model: "m", messages: [{ content: "no role" }] }, { model: "m" }]) {
       const res = await fetch(`${g.url}/v1/chat/completions`, authed(key, body));
       expect(res.status).toBe(400);

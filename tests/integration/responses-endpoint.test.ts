@@ -30,7 +30,7 @@ const WEATHER_TOOL = {
 
 /** Sends one request and returns the reply plus the body the upstream received for it. */
 async function send(body: unknown, opts: { key?: string; path?: string; headers?: Record<string, string> } = {}) {
-  const key = opts.key ?? g.createKey();
+  const key = opts.key ?? await g.createKey();
   const n = upstream.requests.length;
   const res = await fetch(`${g.url}${opts.path ?? "/v1/responses"}`, authed(key, body, opts.headers));
   return { res, upstreamBody: () => upstream.requests[n]?.body, upstreamCount: () => upstream.requests.length - n };
@@ -180,11 +180,11 @@ describe("normalisation, as the upstream sees it", () => {
     const s = await startGantry({ config: { upstreamUrl: upstream.url, modelOverrides: { "demo-mini": { reasoningEffort: "medium" } } } });
     try {
       const n = upstream.requests.length;
-      const res = await fetch(`${s.url}/v1/responses`, authed(s.createKey(), { model: "demo-mini", input: "x" }));
+      const res = await fetch(`${s.url}/v1/responses`, authed(await s.createKey(), { model: "demo-mini", input: "x" }));
       expect(res.status).toBe(200);
       expect(upstream.requests[n].body.reasoning).toEqual({ effort: "medium" });
       const n2 = upstream.requests.length;
-      await (await fetch(`${s.url}/v1/responses`, authed(s.createKey(), { model: "gpt-5.4", input: "x" }))).text();
+      await (await fetch(`${s.url}/v1/responses`, authed(await s.createKey(), { model: "gpt-5.4", input: "x" }))).text();
       expect(upstream.requests[n2].body.reasoning).toBeUndefined();
     } finally {
       await s.stop();
@@ -262,7 +262,7 @@ describe("streaming caller", () => {
   test("events arrive as the upstream sends them, numbered, ending with the terminal event and no [DONE]", async () => {
     upstream.setScenario({ kind: "slow", delayMs: 80, text: "one two three four five", deltas: 5 });
     try {
-      const key = g.createKey();
+      const key = await g.createKey();
       const t0 = performance.now();
       const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", input: "x", stream: true }));
       expect(res.status).toBe(200);
@@ -304,8 +304,8 @@ describe("streaming caller", () => {
     upstream.setScenario({ kind: "hang-mid-stream", afterEvents: 4 });
     try {
       const name = `ka-${Math.random()}`;
-      const key = g.createKey({ name });
-      const id = g.deps.keys.get(name)!.id;
+      const key = await g.createKey({ name });
+      const id = (await g.deps.keys.get(name))!.id;
       const controller = new AbortController();
       const res = await fetch(`${g.url}${c.path}`, { ...authed(key, c.body), signal: controller.signal });
       expect(res.status).toBe(200);
@@ -460,7 +460,7 @@ describe("XML-style tool text", () => {
     const lenient = await startFakeUpstream({ lenient: true, scenario: { kind: "markup", text, deltas: 40 } });
     const s = await startGantry({ config: { upstreamUrl: lenient.url } });
     try {
-      const res = await fetch(`${s.url}/v1/responses`, authed(s.createKey(), { model: "demo-mini", input: "x", stream: true }, { "x-upstream-mode": "raw" }));
+      const res = await fetch(`${s.url}/v1/responses`, authed(await s.createKey(), { model: "demo-mini", input: "x", stream: true }, { "x-upstream-mode": "raw" }));
       expect(streamText(await readSseData(res))).toBe(text);
     } finally {
       await s.stop();
@@ -474,7 +474,7 @@ describe("the upstream's framing quirks", () => {
     const quirky = await startFakeUpstream({ crlf: true, comments: true, bareEvents: true, done: true });
     const s = await startGantry({ config: { upstreamUrl: quirky.url } });
     try {
-      const key = s.createKey();
+      const key = await s.createKey();
       const streamed = await fetch(`${s.url}/v1/responses`, authed(key, { model: "demo-mini", input: "quirks", stream: true }));
       expect(streamed.headers.get("content-type")).toStartWith("text/event-stream");
       const raw = await streamed.text();
@@ -507,7 +507,7 @@ describe("the upstream's framing quirks", () => {
     const multi = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(body) });
     const s = await startGantry({ config: { upstreamUrl: `http://127.0.0.1:${multi.port}/v1` } });
     try {
-      const key = s.createKey();
+      const key = await s.createKey();
       const streamed = await fetch(`${s.url}/v1/responses`, authed(key, { model: "demo-mini", input: "x", stream: true }));
       const got = await readSseData(streamed);
       expect(got.map((e) => e.type)).toEqual(events.map((e) => e.type));
@@ -537,7 +537,7 @@ describe("the upstream's framing quirks", () => {
     // A deadline, not a wait: a reply that does not end at the terminal event would hang until the test's timeout.
     const within = <T>(p: Promise<T>) => Promise.race([p, Bun.sleep(5000).then(() => "still waiting" as const)]);
     try {
-      const key = s.createKey();
+      const key = await s.createKey();
       const chat = { model: "demo-mini", messages: [{ role: "user", content: "x" }] };
       const whole = await within(fetch(`${s.url}/v1/responses`, authed(key, { model: "demo-mini", input: "x" })).then((r) => r.json()));
       expect(whole).toMatchObject({ status: "completed", output_text: "done, then silence" });
@@ -585,16 +585,16 @@ describe("usage from the terminal event settles the key's quota", () => {
       upstream.setScenario({ kind: "text", text: "counted", usage });
       try {
         const name = `usage-${Math.random()}`;
-        const key = g.createKey({ name, quotaTokens: 100 });
-        const id = g.deps.keys.get(name)!.id;
+        const key = await g.createKey({ name, quotaTokens: 100 });
+        const id = (await g.deps.keys.get(name))!.id;
         for (let i = 1; i <= 2; i++) {
           const res = await fetch(`${g.url}${c.path}`, authed(key, c.body));
           expect(res.status).toBe(200);
           await res.text();
           // No wait and no flush: the usage is settled before the reply's last byte left (gateway/call.ts).
-          expect(g.deps.keys.usage(id).tokens).toBe(42 * i);
+          expect((await g.deps.keys.usage(id)).tokens).toBe(42 * i);
         }
-        const row = g.deps.ledger.recent(1, id)[0];
+        const row = (await g.deps.ledger.recent(1, id))[0];
         expect(row).toMatchObject({ endpoint: c.endpoint, status: 200, errorCode: null, inputTokens: 30, outputTokens: 12, reasoningTokens: 5 });
         // 84 of 100 used, 16 left: admitted once more, and that one uses the quota up.
         expect((await (await fetch(`${g.url}${c.path}`, authed(key, c.body))).text()).length).toBeGreaterThan(0);

@@ -258,7 +258,7 @@ describe("in this process", () => {
     const upstream = await startFakeUpstream({ scenario: { kind: "slow", delayMs: DELTA_MS, deltas: DELTAS, text: "one two three four five six seven eight nine ten" } });
     const g = await startGantry({ config: { upstreamUrl: upstream.url } });
     try {
-      const target = { url: g.url, key: g.createKey({ name: "disconnects-in-process" }) };
+      const target = { url: g.url, key: await g.createKey({ name: "disconnects-in-process" }) };
       const seed = newSeed();
       const rand = mulberry32(seed);
       const started = performance.now();
@@ -303,7 +303,7 @@ describe("in this process", () => {
           `elapsed=${Math.round(performance.now() - started)}ms`,
       );
       expect(grown.filter((t) => t.delta > OBJECT_MARGIN)).toEqual([]);
-      g.deps.ledgerWriter.flush();
+      await g.deps.ledger.flush();
       checkLedger(g.deps.db, prefix, outcomes);
     } finally {
       await g.stop();

@@ -6,7 +6,7 @@ import { defaultConfig, type Config } from "../../src/config";
 import { createDeps, type AppDeps } from "../../src/deps";
 import { createLogger, silentLogger, type Logger } from "../../src/log";
 import { startServer, type RunningServer } from "../../src/server";
-import type { KeyFields } from "../../src/store/sqlite/keys";
+import type { KeyFields } from "../../src/gateway/keys/key-repository";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,9 +21,9 @@ export interface Gantry {
   /** Log lines written during the run (JSON), when `captureLogs` was set. */
   logs: string[];
   /** Creates a key directly in the store and makes the server see it at once; returns its secret. */
-  createKey(fields?: Partial<KeyFields> & { name?: string }): string;
-  /** Makes the server reload keys now (as its once-per-500ms check would). */
-  reloadKeys(): void;
+  createKey(fields?: Partial<KeyFields> & { name?: string }): Promise<string>;
+  /** Makes the server reload keys now (as the change feed would within a quarter of a second). */
+  reloadKeys(): Promise<void>;
   admin(path: string, init?: RequestInit): Promise<Response>;
   stop(): Promise<void>;
 }
@@ -46,7 +46,7 @@ export async function startGantry(
   });
   const logs: string[] = [];
   const log: Logger = options.captureLogs ? createLogger("debug", (l) => logs.push(l), false) : silentLogger;
-  const deps = createDeps(config, { databasePath: options.databasePath ?? ":memory:", log, now: options.now });
+  const deps = await createDeps(config, { databasePath: options.databasePath ?? ":memory:", log, now: options.now });
   deps.releases.start();
   deps.engagement.start();
   const running = startServer(deps, { hostname: "127.0.0.1", port: 0 });
@@ -56,13 +56,13 @@ export async function startGantry(
     running,
     config,
     logs,
-    createKey(fields = {}) {
-      const { secret } = deps.keys.create({ name: fields.name ?? `test-key-${++keyCounter}`, ...fields });
-      deps.keyCache.reloadIfChanged();
+    async createKey(fields = {}) {
+      const { secret } = await deps.keys.create({ name: fields.name ?? `test-key-${++keyCounter}`, ...fields });
+      await deps.keyCache.reload();
       return secret;
     },
     reloadKeys() {
-      deps.keyCache.reloadIfChanged();
+      return deps.keyCache.reload();
     },
     admin(path, init = {}) {
       const headers = new Headers(init.headers);

@@ -5,16 +5,25 @@ import { bearerToken } from "../../src/http/bearer";
 import { KeyCache } from "../../src/gateway/keys/key-cache";
 import { InProcessLimiter } from "../../src/gateway/limits/limiter";
 import { openDatabase } from "../../src/store/sqlite/db";
-import { KeyStore, type KeyFields } from "../../src/store/sqlite/keys";
+import { SqliteKeyRepository } from "../../src/store/sqlite/keys";
+import { SqliteChangeFeed } from "../../src/store/sqlite/change-feed";
+import type { KeyFields } from "../../src/gateway/keys/key-repository";
 import { AppError } from "../../src/errors";
 
 const NOW = Date.parse("2026-06-01T00:00:00Z");
 
-function setup(fields: KeyFields) {
+/** A key cache over its own in-memory database; the feed reads its counter on every call (no polling delay). */
+async function loadedCache(db: Database, store: SqliteKeyRepository): Promise<KeyCache> {
+  const cache = new KeyCache(store, new SqliteChangeFeed(db, { versionPollMs: 0 }));
+  await cache.reload();
+  return cache;
+}
+
+async function setup(fields: KeyFields) {
   const db: Database = openDatabase(":memory:");
-  const store = new KeyStore(db, () => NOW);
-  const { secret } = store.create({ name: "k", ...fields });
-  const cache = new KeyCache(store);
+  const store = new SqliteKeyRepository(db, () => NOW);
+  const { secret } = await store.create({ name: "k", ...fields });
+  const cache = await loadedCache(db, store);
   const deps = { keys: cache, limiter: new InProcessLimiter(), priceOf: () => null, now: () => NOW };
   const run = async (model: string | null = "m", maxTokens: number | null = null) => {
     try {
@@ -53,11 +62,11 @@ describe("admission decision table", () => {
     ["model list still checks rpm", { rpm: 0 }, null, null, "rate_limit_rpm"],
   ];
   for (const [name, fields, model, maxTokens, expected] of cases) {
-    test(name, async () => expect(await setup(fields).run(model, maxTokens)).toBe(expected));
+    test(name, async () => expect(await (await setup(fields)).run(model, maxTokens)).toBe(expected));
   }
 
   test("missing, malformed and unknown keys", async () => {
-    const { deps } = setup({});
+    const { deps } = await setup({});
     const code = (h: string | null) => {
       try {
         authenticate(deps, h);
@@ -73,7 +82,7 @@ describe("admission decision table", () => {
   });
 
   test("a lease is settled once however often settle() is called", async () => {
-    const { deps, secret } = setup({ concurrency: 1 });
+    const { deps, secret } = await setup({ concurrency: 1 });
     const lease = await admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: null, bodyBytes: 0 });
     lease.settle({ tokens: 0, cost: 0 });
     lease.settle({ tokens: 0, cost: 0 });
@@ -85,7 +94,7 @@ describe("admission decision table", () => {
 
 describe("a stored limit of 0 answers with valid headers and no retry", () => {
   const errorOf = async (fields: KeyFields, model: string | null = "m"): Promise<AppError> => {
-    const { deps, secret } = setup(fields);
+    const { deps, secret } = await setup(fields);
     try {
       await admit(deps, authenticate(deps, `Bearer ${secret}`), { model, maxTokens: null, bodyBytes: 100 });
     } catch (err) {
@@ -145,18 +154,18 @@ describe("helpers", () => {
 describe("quota across key-cache reloads", () => {
   test("a reload while requests run does not lose their usage (a 400-token quota is not overspent)", async () => {
     const db: Database = openDatabase(":memory:");
-    const store = new KeyStore(db, () => NOW);
-    const { secret } = store.create({ name: "q", quotaTokens: 400 });
-    store.create({ name: "other" });
-    const cache = new KeyCache(store);
+    const store = new SqliteKeyRepository(db, () => NOW);
+    const { secret } = await store.create({ name: "q", quotaTokens: 400 });
+    await store.create({ name: "other" });
+    const cache = await loadedCache(db, store);
     const deps = { keys: cache, limiter: new InProcessLimiter(), priceOf: () => null, now: () => NOW };
     const request = () => admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: 50, bodyBytes: 40 });
 
     const running = await request();
     // Another key changes (as the admin API or the CLI would do): the cache reloads while the request runs,
     // reading totals from the database, which has not been told of the running request.
-    store.update("other", { name: "renamed" });
-    expect(cache.reloadIfChanged()).toBe(true);
+    await store.update("other", { name: "renamed" });
+    expect(await cache.reloadIfChanged()).toBe(true);
     running.settle({ tokens: 450, cost: 0 });
 
     await expect(request()).rejects.toMatchObject({ code: "quota_exceeded" });
@@ -164,17 +173,17 @@ describe("quota across key-cache reloads", () => {
 
   test("a usage reset starts a new period at once", async () => {
     const db: Database = openDatabase(":memory:");
-    const store = new KeyStore(db, () => NOW);
-    const { key, secret } = store.create({ name: "q", quotaTokens: 400 });
+    const store = new SqliteKeyRepository(db, () => NOW);
+    const { key, secret } = await store.create({ name: "q", quotaTokens: 400 });
     let t = NOW;
-    const cache = new KeyCache(store);
+    const cache = await loadedCache(db, store);
     const deps = { keys: cache, limiter: new InProcessLimiter(), priceOf: () => null, now: () => t };
     const request = () => admit(deps, authenticate(deps, `Bearer ${secret}`), { model: "m", maxTokens: 50, bodyBytes: 40 });
     (await request()).settle({ tokens: 450, cost: 0 });
     await expect(request()).rejects.toMatchObject({ code: "quota_exceeded" });
     t += 1000;
-    new KeyStore(db, () => t).resetUsage(key.id);
-    cache.reloadIfChanged();
+    await new SqliteKeyRepository(db, () => t).resetUsage(key.id);
+    await cache.reloadIfChanged();
     expect((await request()).key.key.id).toBe(key.id);
   });
 });

@@ -3,13 +3,13 @@
  * in docs/operator.md, every route the docs name exists, and every document the README and docs/ point to is in the
  * repository. When this fails, fix the docs (or the code), not the test.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { createApp } from "../../src/app";
 import { SETTINGS, defaultConfig } from "../../src/config";
-import { createDeps } from "../../src/deps";
+import { createDeps, type AppDeps } from "../../src/deps";
 import { silentLogger } from "../../src/log";
 import { ENTRIES } from "../../src/cli/entries";
 
@@ -65,13 +65,17 @@ describe("commands", () => {
 
 describe("HTTP routes", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "gantry-docs-test-"));
-  const deps = createDeps(defaultConfig({ dataDir }), { databasePath: ":memory:", log: silentLogger });
-  const routes = createApp(deps).routes.map((r) => ({
-    method: r.method.toUpperCase(),
-    path: r.path.length > 1 ? r.path.replace(/\/+$/, "") : r.path,
-  }));
-  afterAll(() => {
-    deps.close();
+  let deps: AppDeps;
+  let routes: Array<{ method: string; path: string }> = [];
+  beforeAll(async () => {
+    deps = await createDeps(defaultConfig({ dataDir }), { databasePath: ":memory:", log: silentLogger });
+    routes = createApp(deps).routes.map((r) => ({
+      method: r.method.toUpperCase(),
+      path: r.path.length > 1 ? r.path.replace(/\/+$/, "") : r.path,
+    }));
+  });
+  afterAll(async () => {
+    await deps.close();
     deps.db.close();
     rmSync(dataDir, { recursive: true, force: true });
   });

@@ -1,9 +1,10 @@
 /**
- * The server's view of API keys: loaded once, looked up by the SHA-256 of the presented secret with no SQL per
- * request, and reloaded when the keys generation in the database moves (checked twice a second, so a change
- * made by the CLI in another process takes effect within one second).
+ * The server's view of API keys: loaded at start, looked up by the SHA-256 of the presented secret with no
+ * query per request, and reloaded when the change feed reports a change to keys (made by this process, the
+ * CLI or another instance; the embedded feed hears of it within a quarter of a second).
  */
-import type { ApiKey, KeyStore, KeyUsageTotals } from "../../store/sqlite/keys";
+import { NO_USAGE, type ApiKey, type KeyRepository, type KeyUsageTotals } from "./key-repository";
+import type { ChangeFeed } from "../../store/change-feed";
 import { digestsEqual, sha256Bytes } from "../../secrets";
 import { compileModelPermission, type ModelMatcher } from "../limits/model-match";
 
@@ -16,55 +17,90 @@ export interface CachedKey {
   usage: KeyUsageTotals;
 }
 
+export interface KeyCacheHooks {
+  /** Runs before a reload reads the totals, so usage not yet written is not read as older totals. */
+  beforeReload?: () => void | Promise<void>;
+  /** Runs after a reload with the ids of the keys that exist now (the limiter forgets the others). */
+  afterReload?: (ids: Set<string>) => void;
+  /** A reload the change feed started failed (the keys loaded before stay in use). */
+  onError?: (err: unknown) => void;
+}
+
 export class KeyCache {
   private byHash = new Map<string, CachedKey>();
   private byId = new Map<string, CachedKey>();
-  private generation = -1;
-  private timer: ReturnType<typeof setInterval> | null = null;
+  /** The change-feed version the loaded keys reflect; -1 before the first load. */
+  private loadedVersion = -1;
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+  private unsubscribe: (() => void) | null = null;
 
   constructor(
-    private readonly store: KeyStore,
-    /** Runs before a reload, so usage not yet written is not overwritten by older totals. */
-    private readonly beforeReload: () => void = () => {},
-    /** Runs after a reload with the ids of the keys that exist now (the limiter forgets the others). */
-    private readonly afterReload: (ids: Set<string>) => void = () => {},
-  ) {
-    this.reloadIfChanged();
-  }
+    private readonly repo: KeyRepository,
+    private readonly changes: ChangeFeed,
+    private readonly hooks: KeyCacheHooks = {},
+  ) {}
 
-  start(intervalMs = 500): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => this.reloadIfChanged(), intervalMs);
-    (this.timer as { unref?: () => void }).unref?.();
+  /** Loads the keys and follows changes until stop(). */
+  async start(): Promise<void> {
+    this.unsubscribe ??= this.changes.subscribe("keys", () => {
+      this.reload().catch((err) => this.hooks.onError?.(err));
+    });
+    await this.reload();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
   }
 
-  reloadIfChanged(): boolean {
-    const gen = this.store.generation();
-    if (gen === this.generation) return false;
-    this.beforeReload();
-    const usage = this.store.allUsage();
+  /**
+   * Loads the keys now. Calls made while a load runs share one more load after it, so a caller that changed a
+   * key and then reloads always sees its change, and a burst of changes costs two loads, not one each.
+   */
+  reload(): Promise<void> {
+    if (!this.running) {
+      this.running = this.load().finally(() => {
+        this.running = null;
+      });
+      return this.running;
+    }
+    this.queued ??= this.running
+      .catch(() => {})
+      .then(() => {
+        this.queued = null;
+        return this.reload();
+      });
+    return this.queued;
+  }
+
+  /** Reloads when the change feed moved since the last load; true when it did (a lookup that missed may retry). */
+  async reloadIfChanged(): Promise<boolean> {
+    if (this.changes.version("keys") === this.loadedVersion) return false;
+    await this.reload();
+    return true;
+  }
+
+  private async load(): Promise<void> {
+    const version = this.changes.version("keys");
+    await this.hooks.beforeReload?.();
+    const [usage, keys] = await Promise.all([this.repo.allUsage(), this.repo.list()]);
     const byHash = new Map<string, CachedKey>();
     const byId = new Map<string, CachedKey>();
-    for (const key of this.store.list()) {
+    for (const key of keys) {
       const cached: CachedKey = {
         key,
         digest: Buffer.from(key.hash, "hex"),
         allowsModel: compileModelPermission(key.modelMode, key.models),
-        usage: usage.get(key.id) ?? { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0, spent: 0, resetAt: null },
+        usage: usage.get(key.id) ?? { ...NO_USAGE },
       };
       byHash.set(key.hash, cached);
       byId.set(key.id, cached);
     }
     this.byHash = byHash;
     this.byId = byId;
-    this.generation = gen;
-    this.afterReload(new Set(byId.keys()));
-    return true;
+    this.loadedVersion = version;
+    this.hooks.afterReload?.(new Set(byId.keys()));
   }
 
   /** The key a secret belongs to, or null. The digest found is compared again in constant time. */

@@ -2,8 +2,7 @@
  * Settlement: when a gateway request ends (completed, failed or abandoned), its real usage replaces the
  * reservation made at admission, the key's running totals advance, and a ledger row is written.
  */
-import type { GroupCommit } from "../../store/group-commit";
-import type { LedgerEntry } from "../../store/sqlite/ledger";
+import type { UsageLedger } from "./ledger-repository";
 import type { Lease } from "../limits/admission";
 import { compileModelList } from "../limits/model-match";
 import { costOf, type Prices } from "../limits/quota";
@@ -60,7 +59,7 @@ export interface Settler {
 }
 
 export function createSettler(deps: {
-  ledger: GroupCommit<LedgerEntry>;
+  ledger: Pick<UsageLedger, "record">;
   priceOf: (model: string) => Prices | null;
   onSettled?: (outcome: RequestOutcome, cost: number) => void;
 }): Settler {
@@ -75,7 +74,7 @@ export function createSettler(deps: {
       // The limiter owns the quota used: the key cache's totals are only what the database recorded.
       lease?.settle({ tokens: o.tokens.inputTokens + o.tokens.outputTokens, cost });
       deps.onSettled?.(o, cost);
-      return deps.ledger.add({
+      return deps.ledger.record({
         ts: o.endedAt,
         requestId: o.requestId,
         keyId: lease?.key.key.id ?? null,

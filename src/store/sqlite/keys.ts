@@ -1,56 +1,7 @@
-/** API keys and their running usage totals (SQLite). The only place that knows their table layout. */
+/** API keys and their recorded usage totals in SQLite. The only place that knows their table layout. */
 import type { Database } from "bun:sqlite";
+import type { ApiKey, KeyFields, KeyRepository, KeyUsageTotals, ModelMode } from "../../gateway/keys/key-repository";
 import { displayPrefix, newApiKeySecret, randomToken, sha256Hex } from "../../secrets";
-
-export type ModelMode = "allow" | "deny";
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  hash: string;
-  status: string;
-  notBefore: number | null;
-  expiresAt: number | null;
-  modelMode: ModelMode | null;
-  models: string[];
-  quotaTokens: number | null;
-  /** In currency units (prices are per million tokens in the same unit). */
-  balance: number | null;
-  rpm: number | null;
-  rpd: number | null;
-  concurrency: number | null;
-  maxTokens: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface KeyUsageTotals {
-  requests: number;
-  inputTokens: number;
-  outputTokens: number;
-  /** input + output tokens: what a token quota counts. */
-  tokens: number;
-  spent: number;
-  /** When the totals were last zeroed (a new quota period); null if never. */
-  resetAt: number | null;
-}
-
-/** Fields an operator may set; `null` clears a limit (unlimited), `undefined` leaves it as it is. */
-export interface KeyFields {
-  name?: string;
-  status?: string;
-  notBefore?: number | null;
-  expiresAt?: number | null;
-  modelMode?: ModelMode | null;
-  models?: string[];
-  quotaTokens?: number | null;
-  balance?: number | null;
-  rpm?: number | null;
-  rpd?: number | null;
-  concurrency?: number | null;
-  maxTokens?: number | null;
-}
 
 const MICROS = 1_000_000;
 
@@ -109,14 +60,14 @@ function fromRow(r: KeyRow): ApiKey {
   };
 }
 
-export class KeyStore {
+export class SqliteKeyRepository implements KeyRepository {
   constructor(
     private readonly db: Database,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** Creates a key; the secret is returned here once and never stored. */
-  create(fields: KeyFields & { name: string }): { key: ApiKey; secret: string } {
+  async create(fields: KeyFields & { name: string }): Promise<{ key: ApiKey; secret: string }> {
     const secret = newApiKeySecret();
     const id = "key_" + randomToken(9);
     const t = this.now();
@@ -130,35 +81,39 @@ export class KeyStore {
       this.db.query("INSERT INTO key_usage (key_id) VALUES (?)").run(id);
       this.applyFields(id, { ...fields, name: undefined });
     })();
-    return { key: this.get(id)!, secret };
+    return { key: this.find(id)!, secret };
   }
 
-  get(idOrName: string): ApiKey | null {
+  async get(idOrName: string): Promise<ApiKey | null> {
+    return this.find(idOrName);
+  }
+
+  private find(idOrName: string): ApiKey | null {
     const row = this.db.query("SELECT * FROM api_keys WHERE id = ? OR name = ?").get(idOrName, idOrName) as
       | KeyRow
       | null;
     return row ? fromRow(row) : null;
   }
 
-  list(): ApiKey[] {
+  async list(): Promise<ApiKey[]> {
     return (this.db.query("SELECT * FROM api_keys ORDER BY created_at, id").all() as KeyRow[]).map(fromRow);
   }
 
-  update(idOrName: string, fields: KeyFields): ApiKey | null {
-    const key = this.get(idOrName);
+  async update(idOrName: string, fields: KeyFields): Promise<ApiKey | null> {
+    const key = this.find(idOrName);
     if (!key) return null;
     this.db.transaction(() => this.applyFields(key.id, fields))();
-    return this.get(key.id);
+    return this.find(key.id);
   }
 
-  delete(idOrName: string): boolean {
-    const key = this.get(idOrName);
+  async delete(idOrName: string): Promise<boolean> {
+    const key = this.find(idOrName);
     if (!key) return false;
     this.db.query("DELETE FROM api_keys WHERE id = ?").run(key.id);
     return true;
   }
 
-  usage(keyId: string): KeyUsageTotals {
+  async usage(keyId: string): Promise<KeyUsageTotals> {
     const r = this.db
       .query("SELECT requests, input_tokens, output_tokens, spent_micros, reset_at FROM key_usage WHERE key_id = ?")
       .get(keyId) as { requests: number; input_tokens: number; output_tokens: number; spent_micros: number; reset_at: number | null } | null;
@@ -174,7 +129,7 @@ export class KeyStore {
   }
 
   /** All usage totals at once, for loading the server's cache. */
-  allUsage(): Map<string, KeyUsageTotals> {
+  async allUsage(): Promise<Map<string, KeyUsageTotals>> {
     const rows = this.db
       .query("SELECT key_id, requests, input_tokens, output_tokens, spent_micros, reset_at FROM key_usage")
       .all() as Array<{ key_id: string; requests: number; input_tokens: number; output_tokens: number; spent_micros: number; reset_at: number | null }>;
@@ -193,20 +148,14 @@ export class KeyStore {
     );
   }
 
-  /** Zeroes a key's totals (a new quota period); bumps the generation so servers reload. */
-  resetUsage(keyId: string): void {
+  /** Zeroes a key's totals (a new quota period); a trigger moves the keys generation so servers reload. */
+  async resetUsage(keyId: string): Promise<void> {
     this.db
       .query(
         `UPDATE key_usage SET requests = 0, input_tokens = 0, output_tokens = 0, spent_micros = 0, reset_at = ?
          WHERE key_id = ?`,
       )
       .run(this.now(), keyId);
-  }
-
-  /** Moves whenever a key is created, changed, deleted or reset, by any process using this database. */
-  generation(): number {
-    const r = this.db.query("SELECT value FROM meta WHERE key = 'keys_generation'").get() as { value: string };
-    return Number(r.value);
   }
 
   private applyFields(id: string, fields: KeyFields): void {

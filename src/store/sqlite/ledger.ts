@@ -1,43 +1,18 @@
-/** The usage ledger: one row per gateway request, and the per-key running totals, written together. */
+/**
+ * The usage ledger in SQLite: rows and per-key totals written in one transaction per batch. Rows recorded
+ * together share one commit (group commit), so one fsync serves a whole burst of finished requests.
+ */
 import type { Database } from "bun:sqlite";
+import type { LatencyPoint, LedgerEntry, UsageLedger, UsagePoint } from "../../gateway/usage/ledger-repository";
+import { GroupCommit } from "../group-commit";
 
-export interface LedgerEntry {
-  ts: number;
-  requestId: string;
-  keyId: string | null;
-  model: string;
-  endpoint: string;
-  status: number;
-  errorCode: string | null;
-  inputTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  cachedTokens: number;
-  cost: number;
-  durationMs: number;
-  upstreamTtfbMs: number | null;
-}
+/** 256 rows is a few milliseconds of writing: long enough to share an fsync, short enough not to stall streams. */
+const BATCH = { maxBatch: 256, maxDelayMs: 0 };
 
-export interface UsagePoint {
-  bucket: number;
-  requests: number;
-  errors: number;
-  inputTokens: number;
-  outputTokens: number;
-  cost: number;
-}
-
-export interface LatencyPoint {
-  bucket: number;
-  /** null when no request of the bucket reached the upstream. */
-  avgTtfbMs: number | null;
-  maxTtfbMs: number | null;
-  avgDurationMs: number;
-}
-
-export class LedgerStore {
+export class SqliteUsageLedger implements UsageLedger {
   private readonly insert;
   private readonly bumpTotals;
+  private readonly writer: GroupCommit<LedgerEntry>;
 
   constructor(private readonly db: Database) {
     this.insert = db.query(
@@ -49,10 +24,31 @@ export class LedgerStore {
       `UPDATE key_usage SET requests = requests + ?, input_tokens = input_tokens + ?,
          output_tokens = output_tokens + ?, spent_micros = spent_micros + ? WHERE key_id = ?`,
     );
+    this.writer = new GroupCommit<LedgerEntry>((items) => this.writeBatch(items), BATCH);
   }
 
-  /** Writes a batch in one transaction (used through GroupCommit). */
-  writeBatch(entries: LedgerEntry[]): void {
+  record(entry: LedgerEntry): Promise<void> {
+    return this.writer.add(entry);
+  }
+
+  async recordMany(entries: readonly LedgerEntry[]): Promise<void> {
+    this.writeBatch(entries);
+  }
+
+  async flush(): Promise<void> {
+    await this.writer.flush();
+  }
+
+  get pending(): number {
+    return this.writer.pending;
+  }
+
+  async close(): Promise<void> {
+    await this.writer.close();
+  }
+
+  /** Writes a batch in one transaction. */
+  private writeBatch(entries: readonly LedgerEntry[]): void {
     // One totals update per key per batch, not per row: a batch under load is mostly a few busy keys.
     const totals = new Map<string, { requests: number; input: number; output: number; micros: number }>();
     this.db.transaction(() => {
@@ -79,7 +75,7 @@ export class LedgerStore {
    * Usage grouped in buckets of `bucketMs` since `since`, for one key or all keys. The CAST floors rows
    * written with a fractional `ts` by earlier versions, so they land in their bucket too.
    */
-  series(since: number, bucketMs: number, keyId?: string): UsagePoint[] {
+  async series(since: number, bucketMs: number, keyId?: string): Promise<UsagePoint[]> {
     const rows = this.db
       .query(
         `SELECT CAST(ts / ?1 AS INTEGER) * ?1 AS bucket, COUNT(*) AS requests, SUM(status >= 400) AS errors,
@@ -91,7 +87,7 @@ export class LedgerStore {
   }
 
   /** Upstream time to first byte and total duration per bucket, for the back office's latency chart. */
-  latencySeries(since: number, bucketMs: number): LatencyPoint[] {
+  async latencySeries(since: number, bucketMs: number): Promise<LatencyPoint[]> {
     return this.db
       .query(
         `SELECT CAST(ts / ?1 AS INTEGER) * ?1 AS bucket, AVG(upstream_ttfb_ms) AS avgTtfbMs, MAX(upstream_ttfb_ms) AS maxTtfbMs,
@@ -101,7 +97,7 @@ export class LedgerStore {
       .all(bucketMs, since) as LatencyPoint[];
   }
 
-  recent(limit: number, keyId?: string): LedgerEntry[] {
+  async recent(limit: number, keyId?: string): Promise<LedgerEntry[]> {
     return this.db
       .query(
         `SELECT ts, request_id AS requestId, key_id AS keyId, model, endpoint, status, error_code AS errorCode,
