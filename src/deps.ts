@@ -22,6 +22,10 @@ import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
 import { openDatabase } from "./store/sqlite/db";
 import { SqliteKeyRepository } from "./store/sqlite/keys";
 import { SqliteUsageLedger } from "./store/sqlite/ledger";
+import { SqliteReleaseRepository } from "./store/sqlite/releases";
+import { SqliteDownloadRepository } from "./store/sqlite/downloads";
+import { SqliteAnnouncementRepository } from "./store/sqlite/announcements";
+import { SqliteClientRepository } from "./store/sqlite/clients";
 import type { KeyRepository } from "./gateway/keys/key-repository";
 import type { UsageLedger } from "./gateway/usage/ledger-repository";
 import { SqliteMetaRepository } from "./store/sqlite/meta";
@@ -116,7 +120,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     fetch: options.fetch,
   });
   const mirror = options.mirror ?? new FileSystemMirror(join(config.dataDir, "mirror"));
-  const ctx = { config, db, meta, changes, mirror, log, now, fetch: options.fetch ?? fetch };
+  const releaseRepository = new SqliteReleaseRepository(db, now, () => changes.touch("releases"));
+  const ctx = { config, db, meta, changes, releases: releaseRepository, downloads: new SqliteDownloadRepository(db),
+    announcements: new SqliteAnnouncementRepository(db, () => changes.touch("announcements")),
+    clients: new SqliteClientRepository(db),
+    mirror, log, now, fetch: options.fetch ?? fetch };
   const releases = createReleaseServices(ctx);
   const engagement = createEngagementServices(ctx);
   metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement));
@@ -145,9 +153,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     async close() {
       keyCache.stop();
       releases.close();
-      engagement.close();
       changes.close();
-      await ledger.close();
+      await Promise.all([engagement.close(), ledger.close()]);
     },
   };
 }
@@ -158,7 +165,7 @@ function metricSources(limiter: LimiterStore, releases: ReleaseServices, engagem
     inFlight: () => limiter.totalInFlight(),
     heartbeatsIngested: () => engagement.heartbeats.totals.heartbeats,
     clientsOnline: () => engagement.stats.online(),
-    downloads: () => releases.store.list().reduce((n, r) => n + r.assets.reduce((m, a) => m + a.downloads, 0), 0),
+    downloads: async () => (await releases.store.list()).reduce((n, r) => n + r.assets.reduce((m, a) => m + a.downloads, 0), 0),
     sync: async () => {
       const last = await releases.sync.lastReport();
       return { running: releases.sync.isRunning, lastStatus: last?.status ?? null, lastFinishedAt: last?.finishedAt ?? null };

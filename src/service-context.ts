@@ -5,6 +5,10 @@ import type { Logger } from "./log";
 import type { MetaRepository } from "./store/meta-repository";
 import type { ChangeFeed } from "./store/change-feed";
 import type { Mirror } from "./site/downloads/mirror";
+import type { ReleaseRepository } from "./site/releases/release-repository";
+import type { DownloadRepository } from "./site/downloads/download-repository";
+import type { AnnouncementRepository } from "./site/announcements/announcement-repository";
+import type { ClientRepository } from "./site/heartbeats/client-repository";
 
 export interface ServiceContext {
   config: Config;
@@ -12,6 +16,10 @@ export interface ServiceContext {
   meta: MetaRepository;
   /** Change notification for keys, releases and announcements (any process, any instance). */
   changes: ChangeFeed;
+  releases: ReleaseRepository;
+  downloads: DownloadRepository;
+  announcements: AnnouncementRepository;
+  clients: ClientRepository;
   /** Where asset bytes are kept (the file system under the data dir by default). */
   mirror: Mirror;
   log: Logger;

@@ -43,7 +43,7 @@ export function announcementPreviewApi(deps: AppDeps) {
     "/admin/api/announcements/preview",
     async ({ request }) => {
       const body = checkInput(PreviewBody, (await readJsonObject(request, 1024 * 1024)).body);
-      const base = body.id === undefined ? null : announcements.get(body.id);
+      const base = body.id === undefined ? null : await announcements.get(body.id);
       const now = deps.now();
       // A new item's dismissKey is generated on save; the preview shows a placeholder, not a key that will change.
       const fields = resolveAnnouncement(body.input, base, { now, newDismissKey: () => "(generated on save)" });

@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { readBodyText, readJsonObject } from "../http/body";
 import { AnnouncementInput, ReshowInput, announcementAdminView, checkInput } from "../site/announcements/announcement-input";
-import type { StoredAnnouncement } from "../store/sqlite/announcements";
+import type { StoredAnnouncement } from "../site/announcements/announcement-repository";
 import { AppError } from "../errors";
 
 /** 50 locales of long texts fit; anything larger is not an announcement. */
@@ -37,21 +37,21 @@ export function engagementApi(deps: AppDeps) {
     new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json; charset=utf-8" } });
 
   return new Elysia({ name: "admin-engagement", prefix: "/admin/api" })
-    .get("/announcements", () => ({ object: "list", data: announcements.list().map(view) }))
-    .post("/announcements", async ({ request }) => json(view(announcements.create(await announcementBody(request))), 201), {
+    .get("/announcements", async () => ({ object: "list", data: (await announcements.list()).map(view) }))
+    .post("/announcements", async ({ request }) => json(view(await announcements.create(await announcementBody(request))), 201), {
       parse: "none",
     })
-    .get("/announcements/:id", ({ params }) => view(announcements.get(params.id)))
-    .patch("/announcements/:id", async ({ params, request }) => view(announcements.update(params.id, await announcementBody(request))), {
+    .get("/announcements/:id", async ({ params }) => view(await announcements.get(params.id)))
+    .patch("/announcements/:id", async ({ params, request }) => view(await announcements.update(params.id, await announcementBody(request))), {
       parse: "none",
     })
     .post(
       "/announcements/:id/reshow",
-      async ({ params, request }) => view(announcements.reshow(params.id, (await reshowBody(request)).dismissKey)),
+      async ({ params, request }) => view(await announcements.reshow(params.id, (await reshowBody(request)).dismissKey)),
       { parse: "none" },
     )
-    .delete("/announcements/:id", ({ params }) => {
-      announcements.delete(params.id);
+    .delete("/announcements/:id", async ({ params }) => {
+      await announcements.delete(params.id);
       return new Response(null, { status: 204 });
     })
     .get("/stats/clients", () => stats.clients())

@@ -68,17 +68,17 @@ function uploadFailure(err: unknown, signal: AbortSignal): unknown {
 
 export function releasesApi(deps: AppDeps) {
   const { catalog, store, sync } = deps.releases;
-  const view = (version: string) => releaseView(catalog.find(version));
+  const view = async (version: string) => releaseView(await catalog.find(version));
 
   return new Elysia({ name: "admin-releases", prefix: "/admin/api/releases" })
-    .get("/", () => ({ object: "list", data: sortNewestFirst(store.list()).map(releaseView) }))
+    .get("/", async () => ({ object: "list", data: sortNewestFirst(await store.list()).map(releaseView) }))
     .post(
       "/",
       async ({ body, set }) => {
         const { assets = [], version, ...meta } = body;
         // Every asset is checked before the release exists, so a bad one leaves nothing half-made.
         for (const a of assets) checkAssetName(a.name), checkUpstreamUrl(a.url);
-        const release = catalog.create(version, meta, true);
+        const release = await catalog.create(version, meta, true);
         for (const a of assets) await catalog.addUrlAsset(release.version, a.name, a.url);
         set.status = 201;
         return view(release.version);
@@ -111,7 +111,7 @@ export function releasesApi(deps: AppDeps) {
       { body: t.Optional(SyncInput) },
     )
     .get("/:version", ({ params }) => view(params.version))
-    .patch("/:version", ({ params, body }) => releaseView(catalog.update(params.version, body)), { body: UpdateInput })
+    .patch("/:version", async ({ params, body }) => releaseView(await catalog.update(params.version, body)), { body: UpdateInput })
     .delete("/:version", async ({ params, set }) => {
       await catalog.delete(params.version);
       set.status = 204;
@@ -141,7 +141,7 @@ export function releasesApi(deps: AppDeps) {
       },
       { body: UrlAsset },
     )
-    .patch("/:version/assets/:asset", ({ params, body }) => assetView(catalog.classify(params.version, params.asset, body)), {
+    .patch("/:version/assets/:asset", async ({ params, body }) => assetView(await catalog.classify(params.version, params.asset, body)), {
       body: ClassifyInput,
     })
     .delete("/:version/assets/:asset", async ({ params, set }) => {
@@ -149,8 +149,8 @@ export function releasesApi(deps: AppDeps) {
       set.status = 204;
       return null;
     })
-    .get("/:version/assets/:asset/downloads", ({ params }) => {
-      const asset = catalog.findAsset(catalog.find(params.version), params.asset);
-      return { asset: assetView(asset), daily: deps.releases.downloads.downloadsByDay(asset.id) };
+    .get("/:version/assets/:asset/downloads", async ({ params }) => {
+      const asset = catalog.findAsset(await catalog.find(params.version), params.asset);
+      return { asset: assetView(asset), daily: await deps.releases.downloads.downloadsByDay(asset.id) };
     });
 }

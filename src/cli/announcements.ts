@@ -168,7 +168,7 @@ export const announcementsGroup: Group = {
         // Every rule checked before the store is opened (resolving is pure): refused input never creates a database.
         const input = announcementInputFromFlags(values, null, Date.now());
         resolveAnnouncement(input, null, { now: Date.now(), newDismissKey: () => "unused" });
-        return withStore(values, (deps) => show(deps, deps.engagement.announcements.create(input), values.json), true);
+        return withStore(values, async (deps) => show(deps, await deps.engagement.announcements.create(input), values.json), true);
       },
     },
     {
@@ -178,8 +178,8 @@ export const announcementsGroup: Group = {
       options: JSON_OPTION,
       settings: STORE,
       run: ({ values }) =>
-        withStore(values, (deps) => {
-          const views = deps.engagement.announcements.list().map((a) => announcementAdminView(a, deps.now()));
+        withStore(values, async (deps) => {
+          const views = (await deps.engagement.announcements.list()).map((a) => announcementAdminView(a, deps.now()));
           if (values.json) return printJson(views);
           if (views.length === 0) return void process.stdout.write("No announcements yet. Create one with: gantry announcements create --title T --body B\n");
           const rows = views.map((v) => ({
@@ -206,7 +206,7 @@ export const announcementsGroup: Group = {
       settings: STORE,
       run: ({ values, positionals }) => {
         const id = onlyId(positionals);
-        return withStore(values, (deps) => show(deps, deps.engagement.announcements.get(id), values.json));
+        return withStore(values, async (deps) => show(deps, await deps.engagement.announcements.get(id), values.json));
       },
     },
     {
@@ -219,10 +219,10 @@ export const announcementsGroup: Group = {
       settings: STORE,
       run: ({ values, positionals }) => {
         const id = onlyId(positionals);
-        return withStore(values, (deps) => {
+        return withStore(values, async (deps) => {
           const service = deps.engagement.announcements;
-          const base = service.get(id);
-          show(deps, service.update(base.id, announcementInputFromFlags(values, base.locales, deps.now())), values.json);
+          const base = await service.get(id);
+          show(deps, await service.update(base.id, announcementInputFromFlags(values, base.locales, deps.now())), values.json);
         });
       },
     },
@@ -237,7 +237,7 @@ export const announcementsGroup: Group = {
         const id = onlyId(positionals);
         const key = values["dismiss-key"] as string | undefined;
         if (key !== undefined && key.trim() === "") throw new UsageError("needs a non-empty --dismiss-key, or none for a generated one");
-        return withStore(values, (deps) => show(deps, deps.engagement.announcements.reshow(id, key), values.json));
+        return withStore(values, async (deps) => show(deps, await deps.engagement.announcements.reshow(id, key), values.json));
       },
     },
     {
@@ -248,8 +248,8 @@ export const announcementsGroup: Group = {
       settings: STORE,
       run: ({ values, positionals }) => {
         const id = onlyId(positionals);
-        return withStore(values, (deps) => {
-          const item = deps.engagement.announcements.delete(id);
+        return withStore(values, async (deps) => {
+          const item = await deps.engagement.announcements.delete(id);
           process.stdout.write(`announcement ${item.id} (${clip(item.title, 40)}) deleted\n`);
         });
       },
@@ -268,7 +268,7 @@ export const announcementsGroup: Group = {
           locale: values.locale,
           test: values.test ? "1" : undefined,
         });
-        return withStore(values, (deps) => printJson(deps.engagement.announcements.document(query)));
+        return withStore(values, async (deps) => printJson(await deps.engagement.announcements.document(query)));
       },
     },
   ],

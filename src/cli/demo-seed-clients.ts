@@ -11,7 +11,7 @@
  */
 import type { AppDeps } from "../deps";
 import { parseHeartbeat, HEARTBEAT_INTERVAL_SECONDS, type MergedHeartbeat } from "../site/heartbeats/heartbeat-input";
-import { ClientStore } from "../store/sqlite/clients";
+import type { ClientRepository, OnlineSample } from "../site/heartbeats/client-repository";
 import { MINUTE_MS, SERIES_RETENTION_MS, minuteOf } from "../site/heartbeats/client-stats";
 import { dailyRhythm, demoRandom, type DemoRandom } from "./demo-seed-random";
 
@@ -65,7 +65,7 @@ function onlineAt(rnd: DemoRandom, minute: number, now: number): number {
   return Math.min(DEMO_CLIENTS_ONLINE, Math.max(0, count));
 }
 
-function seedHistory(deps: AppDeps, store: ClientStore, rnd: DemoRandom, online: Array<{ id: string; fields: Fields }>): void {
+async function seedHistory(deps: AppDeps, store: ClientRepository, rnd: DemoRandom, online: Array<{ id: string; fields: Fields }>): Promise<void> {
   const now = deps.now();
   const rows: MergedHeartbeat[] = [];
   for (const { id, fields } of online) {
@@ -80,23 +80,23 @@ function seedHistory(deps: AppDeps, store: ClientStore, rnd: DemoRandom, online:
     rows.push({ ...heartbeat(clientId(rnd), fieldsFor(rnd, lastSeenAgo), at), firstAt, count: rnd.int(1, 2000) });
   }
   // One row per client (the ids are distinct), each with its first and last report and its report count.
-  store.appendBatch(rows);
-  store.fold();
+  await store.append(rows);
+  await store.fold();
   // A sample a minute for the last day, one every half hour before that (the charts of longer ranges show peaks).
   const last = minuteOf(now);
-  deps.db.transaction(() => {
-    for (let m = last - SERIES_RETENTION_MS + DAY_MS; m <= last; m += m < last - DAY_MS ? 30 * MINUTE_MS : MINUTE_MS) {
-      store.recordSample(m, m === last ? DEMO_CLIENTS_ONLINE : onlineAt(rnd, m, now));
-    }
-  })();
+  const samples: OnlineSample[] = [];
+  for (let m = last - SERIES_RETENTION_MS + DAY_MS; m <= last; m += m < last - DAY_MS ? 30 * MINUTE_MS : MINUTE_MS) {
+    samples.push({ minute: m, online: m === last ? DEMO_CLIENTS_ONLINE : onlineAt(rnd, m, now) });
+  }
+  await store.recordSamples(samples);
 }
 
 /** Seeds clients (when the data dir has none) and starts the online group's heartbeats; returns their stop. */
-export function seedDemoClients(deps: AppDeps): { stop: () => void } {
+export async function seedDemoClients(deps: AppDeps): Promise<{ stop: () => void }> {
   const rnd = demoRandom(42);
   const online = Array.from({ length: DEMO_CLIENTS_ONLINE }, () => ({ id: clientId(rnd), fields: fieldsFor(rnd, 0) }));
-  const store = new ClientStore(deps.db);
-  if (store.knownCount() === 0) seedHistory(deps, store, rnd, online);
+  const store = deps.engagement.clients;
+  if ((await store.knownCount()) === 0) await seedHistory(deps, store, rnd, online);
   const beat = () => {
     for (const { id, fields } of online) {
       // A failed write (the demo stopping) costs one heartbeat; the next minute tries again.

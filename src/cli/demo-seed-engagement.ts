@@ -9,9 +9,9 @@ import type { AnnouncementInput } from "../site/announcements/announcement-input
 
 const DAY_MS = 86_400_000;
 
-export function seedDemoEngagement(deps: AppDeps): (base: string) => string {
+export async function seedDemoEngagement(deps: AppDeps): Promise<(base: string) => string> {
   const service = deps.engagement.announcements;
-  for (const a of service.list()) if (a.dismissKey.startsWith("demo-")) service.delete(a.id);
+  for (const a of await service.list()) if (a.dismissKey.startsWith("demo-")) await service.delete(a.id);
 
   const now = deps.now();
   const inDays = (n: number) => new Date(now + n * DAY_MS).toISOString();
@@ -55,7 +55,7 @@ export function seedDemoEngagement(deps: AppDeps): (base: string) => string {
       dismissKey: "demo-onboarding-test",
     },
   ];
-  for (const input of samples) service.create(input);
+  for (const input of samples) await service.create(input);
 
   return (base: string) =>
     [

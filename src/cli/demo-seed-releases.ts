@@ -50,20 +50,17 @@ export async function seedDemoReleases(deps: AppDeps): Promise<(base: string) =>
   ];
 
   for (const sample of samples) {
-    const existing = store.get(sample.version);
-    if (existing) store.deleteRelease(existing.id);
-    const release = store.createRelease({
-      version: sample.version,
-      notes: sample.notes,
-      publishedAt: sample.publishedAt,
-      minAppVersion: sample.minAppVersion,
-    });
+    const existing = await store.get(sample.version);
+    if (existing) await store.delete(existing.id);
+    const assets = [];
     for (const [i, name] of sample.files.entries()) {
       const stored = await mirror.put(new Blob([sampleBytes(name, 2048 + i * 1024)]).stream());
-      store.upsertAsset(release.id, name, { ...classifyAsset(name), sha256: stored.sha256, size: stored.size, mirrored: true });
+      assets.push({ name, classification: classifyAsset(name), fields: { sha256: stored.sha256, size: stored.size, mirrored: true } });
     }
+    const release = { version: sample.version, notes: sample.notes, publishedAt: sample.publishedAt, minAppVersion: sample.minAppVersion };
+    await store.publish({ create: release, change: release }, assets);
   }
-  const latest = store.get("1.2.0")!;
+  const latest = (await store.get("1.2.0"))!;
   const exe = latest.assets.find((a) => a.name.endsWith("x64-setup.exe"))!;
 
   return (base: string) =>

@@ -25,7 +25,7 @@ export async function seedDemo(deps: AppDeps): Promise<DemoSeed> {
   await seedDemoTraffic(deps, key.id);
   await deps.keyCache.reload();
   const sections: Array<(base: string) => string> = [];
-  sections.push(await seedDemoReleases(deps), seedDemoEngagement(deps));
-  const clients = seedDemoClients(deps);
+  sections.push(await seedDemoReleases(deps), await seedDemoEngagement(deps));
+  const clients = await seedDemoClients(deps);
   return { apiKey: secret, siteExamples: (base) => sections.map((s) => s(base)).join("\n\n"), stop: clients.stop };
 }

@@ -40,9 +40,19 @@ function asUsage<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof AppError && err.status === 400) throw new UsageError(err.message);
-    throw err;
+    throw asUsageError(err);
   }
+}
+
+/** A 400 from the catalog is the caller's mistake: exit code 2 with its message, as a wrong flag gets. */
+function asUsageError(err: unknown): unknown {
+  return err instanceof AppError && err.status === 400 ? new UsageError(err.message) : err;
+}
+
+async function asUsageAsync<T>(fn: () => Promise<T>): Promise<T> {
+  return fn().catch((err) => {
+    throw asUsageError(err);
+  });
 }
 
 function printSyncReport(r: SyncReport): void {
@@ -67,8 +77,8 @@ function printSyncReport(r: SyncReport): void {
 
 type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
 
-function show(deps: Deps, version: string, json: unknown): void {
-  const v = releaseView(deps.releases.catalog.find(version));
+async function show(deps: Deps, version: string, json: unknown): Promise<void> {
+  const v = releaseView(await deps.releases.catalog.find(version));
   if (json) return printJson(v);
   process.stdout.write(`${v.version}  published ${v.publishedAt}  minAppVersion ${v.minAppVersion || "-"}${v.prerelease ? "  (pre-release)" : ""}\n`);
   const rows = v.assets.map((a) => ({ ...a, sha256: a.sha256 ? a.sha256.slice(7, 19) + "…" : "" }));
@@ -102,11 +112,8 @@ export const releasesGroup: Group = {
         // Checked before the store is opened: refused input never creates a database.
         asUsage(() => checkVersion(version));
         return withStore(values, async (deps) => {
-          const release = await deps.releases.catalog.publish(version, sources, meta(values as Values)).catch((err) => {
-            if (err instanceof AppError && err.status === 400) throw new UsageError(err.message);
-            throw err;
-          });
-          show(deps, release.version, values.json);
+          const release = await asUsageAsync(() => deps.releases.catalog.publish(version, sources, meta(values as Values)));
+          await show(deps, release.version, values.json);
         }, true);
       },
     },
@@ -147,8 +154,8 @@ export const releasesGroup: Group = {
       options: JSON_OPTION,
       settings: STORE,
       run: ({ values }) =>
-        withStore(values, (deps) => {
-          const views = sortNewestFirst(deps.releases.store.list()).map(releaseView);
+        withStore(values, async (deps) => {
+          const views = sortNewestFirst(await deps.releases.store.list()).map(releaseView);
           if (values.json) return printJson(views);
           if (views.length === 0) return void process.stdout.write("No releases yet. Publish one with: gantry releases publish VERSION FILE...\n");
           const rows = views.map((v) => ({
@@ -188,9 +195,9 @@ export const releasesGroup: Group = {
       run: ({ values, positionals }) => {
         const [version] = exactly(positionals, ["VERSION"]);
         const changes = meta(values as Values);
-        return withStore(values, (deps) => {
-          const release = asUsage(() => deps.releases.catalog.update(version, changes));
-          show(deps, release.version, values.json);
+        return withStore(values, async (deps) => {
+          const release = await asUsageAsync(() => deps.releases.catalog.update(version, changes));
+          await show(deps, release.version, values.json);
         });
       },
     },
@@ -203,8 +210,8 @@ export const releasesGroup: Group = {
       settings: STORE,
       run: ({ values, positionals }) => {
         const [version, asset] = exactly(positionals, ["VERSION", "ASSET"]);
-        return withStore(values, (deps) => {
-          const a = asUsage(() =>
+        return withStore(values, async (deps) => {
+          const a = await asUsageAsync(() =>
             deps.releases.catalog.classify(version, asset, {
               platform: values.platform as string | undefined,
               arch: values.arch as string | undefined,
@@ -212,7 +219,7 @@ export const releasesGroup: Group = {
             }),
           );
           if (values.json) printJson(assetView(a));
-          else show(deps, version, false);
+          else await show(deps, version, false);
         });
       },
     },

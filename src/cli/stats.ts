@@ -52,8 +52,8 @@ export const statsGroup: Group = {
       options: JSON_OPTION,
       settings: STORE_SETTINGS,
       run: ({ values }) =>
-        withStore(values, (deps) => {
-          const s = deps.engagement.stats.clients();
+        withStore(values, async (deps) => {
+          const s = await deps.engagement.stats.clients();
           if (values.json) printJson(s);
           else process.stdout.write(describeClients(s) + "\n");
         }),
@@ -68,8 +68,8 @@ export const statsGroup: Group = {
       options: { minutes: { type: "string" }, step: { type: "string" }, ...JSON_OPTION },
       settings: STORE_SETTINGS,
       run: ({ values }) =>
-        withStore(values, (deps) => {
-          const s = deps.engagement.stats.series({ minutes: values.minutes as string | undefined, step: values.step as string | undefined });
+        withStore(values, async (deps) => {
+          const s = await deps.engagement.stats.series({ minutes: values.minutes as string | undefined, step: values.step as string | undefined });
           if (values.json) printJson(s);
           else process.stdout.write(describeSeries(s) + "\n");
         }),

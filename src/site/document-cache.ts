@@ -1,8 +1,12 @@
 /**
- * Rendered documents (serialised JSON and its ETag) kept until their source changes: the store's generation
- * stamp (this process's own changes at once, another process's, e.g. the CLI's, within a tenth of a second),
- * and for documents that depend on the time, until the moment they would read differently. Far cheaper than
- * reading the rows, building, serialising and hashing on every request.
+ * Rendered documents (serialised JSON and its ETag) kept until their source changes: the change feed's version
+ * of the topic (this process's own changes at once, another process's, e.g. the CLI's, within the feed's
+ * delay), and for documents that depend on the time, until the moment they would read differently. Far cheaper
+ * than reading the rows, building, serialising and hashing on every request.
+ *
+ * A hit is answered synchronously (no promise on the hot path); a miss builds from the repository, which may
+ * be asynchronous. Concurrent misses of one key share one build, and a build that overlapped a change of the
+ * source is handed to its callers but not kept.
  */
 import { documentEtag } from "./revalidation";
 
@@ -22,23 +26,42 @@ interface Entry extends RenderedDocument {
 
 const MAX_ENTRIES = 256;
 
+type Timed = { value: unknown; expiresAt: number };
+
 export class DocumentCache {
   private entries = new Map<string, Entry>();
+  private building = new Map<string, Promise<RenderedDocument>>();
   private generation = -1;
 
   constructor(private readonly currentGeneration: () => number) {}
 
   /** The rendered document for `key`, built by `build` when missing or when the source changed. */
-  get(key: string, build: () => unknown): RenderedDocument {
-    return this.lookup(key, 0) ?? this.keep(key, build(), 0, Number.POSITIVE_INFINITY);
+  get(key: string, build: () => unknown): RenderedDocument | Promise<RenderedDocument> {
+    return this.lookup(key, 0) ?? this.build(key, 0, async () => ({ value: await build(), expiresAt: Number.POSITIVE_INFINITY }));
   }
 
   /** The same for a document that also changes with time: `build` says until when (epoch ms) its value holds. */
-  getUntil(key: string, now: number, build: () => { value: unknown; expiresAt: number }): RenderedDocument {
-    const hit = this.lookup(key, now);
-    if (hit) return hit;
-    const { value, expiresAt } = build();
-    return this.keep(key, value, now, expiresAt);
+  getUntil(key: string, now: number, build: () => Timed | Promise<Timed>): RenderedDocument | Promise<RenderedDocument> {
+    return this.lookup(key, now) ?? this.build(key, now, build);
+  }
+
+  private build(key: string, now: number, build: () => Timed | Promise<Timed>): Promise<RenderedDocument> {
+    const running = this.building.get(key);
+    if (running) return running;
+    const generation = this.generation;
+    const done = (async () => {
+      try {
+        const { value, expiresAt } = await build();
+        const doc = render(value, now, expiresAt);
+        // Kept only if the source did not move while it was read: otherwise the next request builds afresh.
+        if (this.currentGeneration() === generation) this.keep(key, doc);
+        return doc;
+      } finally {
+        this.building.delete(key);
+      }
+    })();
+    this.building.set(key, done);
+    return done;
   }
 
   /** The entry for `key` if it still holds at `now` (everything is dropped once the source moved). */
@@ -52,12 +75,19 @@ export class DocumentCache {
     return doc && now >= doc.builtAt && now < doc.expiresAt ? doc : null;
   }
 
-  private keep(key: string, value: unknown, now: number, expiresAt: number): Entry {
-    const body = value === null ? "" : JSON.stringify(value);
-    const doc: Entry = { body, etag: value === null ? "" : documentEtag(body), empty: value === null, builtAt: now, expiresAt };
+  private keep(key: string, doc: Entry): void {
     // Keys include the base URL and query, which callers choose: bound the map.
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(key, doc);
-    return doc;
   }
+}
+
+function render(value: unknown, now: number, expiresAt: number): Entry {
+  const body = value === null ? "" : JSON.stringify(value);
+  return { body, etag: value === null ? "" : documentEtag(body), empty: value === null, builtAt: now, expiresAt };
+}
+
+/** `f(value)` now when `value` is at hand, after it resolves otherwise: keeps the cache-hit path free of promises. */
+export function whenReady<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value);
 }

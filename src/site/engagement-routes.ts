@@ -3,6 +3,7 @@
  * announcements.ts and heartbeat-input.ts, the writes in the engagement services.
  */
 import { Elysia } from "elysia";
+import { whenReady } from "./document-cache";
 import type { AppDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { parseAnnouncementQuery } from "./announcements/announcements";
@@ -25,7 +26,7 @@ export function engagementRoutes(deps: AppDeps) {
   return new Elysia({ name: "site-engagement" })
     .get("/api/v1/announcements", ({ request }) => {
       const doc = announcements.rendered(parseAnnouncementQuery(queryOf(request)));
-      return revalidatedBody(request, doc.body, doc.etag);
+      return whenReady(doc, (d) => revalidatedBody(request, d.body, d.etag));
     })
     .post(
       "/api/v1/client/heartbeat",

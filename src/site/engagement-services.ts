@@ -7,35 +7,38 @@
 import type { ServiceContext } from "../service-context";
 import { AnnouncementService } from "./announcements/announcement-service";
 import { ClientStatsService } from "./heartbeats/client-stats-service";
-import { ClientStore } from "../store/sqlite/clients";
 import { HeartbeatService } from "./heartbeats/heartbeat-service";
+import type { ClientRepository } from "./heartbeats/client-repository";
 
 export interface EngagementServices {
   announcements: AnnouncementService;
+  /** The clients and online series (`ServiceContext.clients`). */
+  clients: ClientRepository;
   heartbeats: HeartbeatService;
   stats: ClientStatsService;
   /** Starts background work (the online sampler, the heartbeat fold); one-shot CLI commands never call it. */
   start(): void;
-  /** Stops timers and flushes pending writes. */
-  close(): void;
+  /** Stops timers and commits pending writes. */
+  close(): Promise<void>;
 }
 
 export function createEngagementServices(ctx: ServiceContext): EngagementServices {
-  const clients = new ClientStore(ctx.db);
-  const announcements = new AnnouncementService(ctx.db, ctx.now);
+  const clients = ctx.clients;
+  const announcements = new AnnouncementService(ctx.announcements, ctx.changes, ctx.now);
   const heartbeats = new HeartbeatService(clients, ctx.log);
   const stats = new ClientStatsService(clients, ctx.now, ctx.log);
   return {
     announcements,
+    clients,
     heartbeats,
     stats,
     start() {
       stats.start();
       heartbeats.start();
     },
-    close() {
+    async close() {
       stats.stop();
-      heartbeats.close();
+      await heartbeats.close();
     },
   };
 }

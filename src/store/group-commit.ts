@@ -24,9 +24,12 @@ export class GroupCommit<T> {
   private waiters: Waiter[] = [];
   private timer: ReturnType<typeof setTimeout> | ReturnType<typeof setImmediate> | null = null;
   private closed = false;
+  /** The batch being written by an asynchronous writeBatch; at most one at a time, in order. */
+  private inFlight: Promise<void> | null = null;
 
   constructor(
-    private readonly writeBatch: (items: T[]) => void,
+    /** Writes one batch atomically. Synchronous (SQLite) or asynchronous (a database over the network). */
+    private readonly writeBatch: (items: T[]) => void | Promise<void>,
     private readonly options: GroupCommitOptions = { maxBatch: 512, maxDelayMs: 0 },
   ) {}
 
@@ -39,35 +42,63 @@ export class GroupCommit<T> {
     return new Promise<void>((resolve, reject) => {
       this.items.push(item);
       this.waiters.push({ resolve, reject });
-      if (this.items.length >= this.options.maxBatch) this.flush();
-      else if (!this.timer) {
-        this.timer = this.options.maxDelayMs === 0 ? setImmediate(() => this.flush()) : setTimeout(() => this.flush(), this.options.maxDelayMs);
-      }
+      if (this.items.length >= this.options.maxBatch) void this.flush();
+      else if (!this.timer) this.schedule();
     });
   }
 
-  /** Writes everything waiting, now. Synchronous, so shutdown and reloads can rely on it. */
-  flush(): void {
+  /**
+   * Writes everything waiting, now, and resolves once it is written (failures reach the items' own promises,
+   * never this one). With a synchronous writeBatch the write happens before flush returns. While an
+   * asynchronous batch is being written, items wait for it and form the next batch.
+   */
+  flush(): Promise<void> {
     if (this.timer) {
       clearTimeout(this.timer as ReturnType<typeof setTimeout>);
       clearImmediate(this.timer as ReturnType<typeof setImmediate>);
     }
     this.timer = null;
-    if (this.items.length === 0) return;
+    if (this.inFlight) return this.inFlight.then(() => this.flush());
+    if (this.items.length === 0) return Promise.resolve();
     const items = this.items;
     const waiters = this.waiters;
     this.items = [];
     this.waiters = [];
+    let written: void | Promise<void>;
     try {
-      this.writeBatch(items);
-      for (const w of waiters) w.resolve();
+      written = this.writeBatch(items);
     } catch (err) {
       for (const w of waiters) w.reject(err);
+      return Promise.resolve();
     }
+    if (!(written instanceof Promise)) {
+      for (const w of waiters) w.resolve();
+      return Promise.resolve();
+    }
+    this.inFlight = written
+      .then(
+        () => {
+          for (const w of waiters) w.resolve();
+        },
+        (err) => {
+          for (const w of waiters) w.reject(err);
+        },
+      )
+      .finally(() => {
+        this.inFlight = null;
+        // What arrived meanwhile goes next, without waiting for another add.
+        if (this.items.length > 0 && !this.timer) this.schedule();
+      });
+    return this.inFlight;
   }
 
-  close(): void {
-    this.flush();
+  /** Writes what is waiting, then refuses new items. */
+  async close(): Promise<void> {
     this.closed = true;
+    await this.flush();
+  }
+
+  private schedule(): void {
+    this.timer = this.options.maxDelayMs === 0 ? setImmediate(() => void this.flush()) : setTimeout(() => void this.flush(), this.options.maxDelayMs);
   }
 }

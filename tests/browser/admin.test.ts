@@ -306,7 +306,7 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
       });
       expect(res.status).toBe(200);
     }
-    g.deps.engagement.stats.sample();
+    await g.deps.engagement.stats.sample();
     await page.goto(`${g.url}/admin/clients`);
     expect(await chartPoints(page, "#by-version")).toBe(2);
     expect(await chartPoints(page, "#by-platform")).toBe(3);

@@ -7,14 +7,14 @@ let g: Gantry;
 let examples: (base: string) => string;
 beforeAll(async () => {
   g = await startGantry();
-  examples = seedDemoEngagement(g.deps);
+  examples = await seedDemoEngagement(g.deps);
 });
 afterAll(() => g.stop());
 
 const get = async (q: string) => (await (await fetch(`${g.url}/api/v1/announcements${q}`)).json()).announcements;
 
 test("client and home items, a test-only one, a version range, a zh-CN text", async () => {
-  const items = g.deps.engagement.announcements.list();
+  const items = (await g.deps.engagement.announcements.list());
   expect(items.some((a) => a.targetSurface === "client")).toBe(true);
   expect(items.some((a) => a.targetSurface === "home")).toBe(true);
   expect(items.some((a) => a.testOnly)).toBe(true);
@@ -30,10 +30,10 @@ test("client and home items, a test-only one, a version range, a zh-CN text", as
   expect((await get("?surface=client&app=demo-staging")).some((a: any) => a.testOnly)).toBe(true);
 });
 
-test("seeding again replaces the demo items instead of adding copies", () => {
-  const n = g.deps.engagement.announcements.list().length;
-  seedDemoEngagement(g.deps);
-  expect(g.deps.engagement.announcements.list().length).toBe(n);
+test("seeding again replaces the demo items instead of adding copies", async () => {
+  const n = (await g.deps.engagement.announcements.list()).length;
+  await seedDemoEngagement(g.deps);
+  expect((await g.deps.engagement.announcements.list()).length).toBe(n);
 });
 
 test("the curl lines use the given base URL and work", async () => {

@@ -81,7 +81,7 @@ describe("stats JSON via the admin API and the CLI (same database file, real clo
     expect(r.stdout).toMatch(/1\.2\.0\s+3\s+75\.0%/);
   });
   test("series: the sample taken by the server is seen by the admin API and the CLI", async () => {
-    g.deps.engagement.stats.sample();
+    await g.deps.engagement.stats.sample();
     const api = await (await g.admin("/admin/api/stats/clients/series?minutes=5")).json();
     expect(api.stepSeconds).toBe(60);
     expect(api.points).toHaveLength(5);
@@ -118,14 +118,14 @@ describe("per-minute online series (injected time)", () => {
     g.deps.db.exec("DELETE FROM online_series");
     clock = T0 + 5_000;
     await beat(g, "x1", {});
-    stats.tick(); // 12:00 -> 1
+    await stats.tick(); // 12:00 -> 1
     clock = T0 + 20_000;
     await beat(g, "x2", {});
-    stats.tick(); // same minute: no new sample from the timer
+    await stats.tick(); // same minute: no new sample from the timer
     clock = T0 + MIN + 1_000;
-    stats.tick(); // 12:01 -> 2
+    await stats.tick(); // 12:01 -> 2
     clock = T0 + 3 * MIN + 1_000;
-    stats.tick(); // 12:03 -> 2 (12:02 missed: server "down")
+    await stats.tick(); // 12:03 -> 2 (12:02 missed: server "down")
 
     const s = await (await g.admin("/admin/api/stats/clients/series?minutes=4")).json();
     expect(s).toEqual({
@@ -144,7 +144,7 @@ describe("per-minute online series (injected time)", () => {
   test("an explicit sample in the same minute keeps the peak", async () => {
     clock = T0 + 3 * MIN + 30_000;
     await beat(g, "x3", {});
-    g.deps.engagement.stats.sample();
+    await g.deps.engagement.stats.sample();
     const s = await (await g.admin("/admin/api/stats/clients/series?minutes=1")).json();
     expect(s.points).toEqual([{ t: "2025-06-15T12:03:00.000Z", online: 3 }]);
   });
@@ -156,15 +156,15 @@ describe("per-minute online series (injected time)", () => {
       { t: "2025-06-15T12:00:00.000Z", online: 3 },
     ]);
   });
-  test("samples older than 30 days and clients silent for 90 days are pruned", () => {
+  test("samples older than 30 days and clients silent for 90 days are pruned", async () => {
     const count = (sql: string) => (g.deps.db.query(sql).get() as { n: number }).n;
     expect(count("SELECT COUNT(*) AS n FROM online_series")).toBe(3);
     clock = T0 + 30 * 86_400_000 + 2 * MIN; // 12:00 and 12:01 are now older than 30 days; 12:03 is not
-    g.deps.engagement.stats.prune();
+    await g.deps.engagement.stats.prune();
     expect(count("SELECT COUNT(*) AS n FROM online_series")).toBe(1);
     expect(count("SELECT COUNT(*) AS n FROM clients")).toBe(3);
     clock = T0 + 91 * 86_400_000;
-    g.deps.engagement.stats.prune();
+    await g.deps.engagement.stats.prune();
     expect(count("SELECT COUNT(*) AS n FROM clients")).toBe(0);
     expect(count("SELECT COUNT(*) AS n FROM online_series")).toBe(0);
   });

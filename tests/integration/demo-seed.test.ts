@@ -79,11 +79,11 @@ test("Keys: the demo key has usage well under its quota and still works; the oth
   expect(((await portal.json()) as any).key.usage.requests).toBe(demo.usage.requests + 1);
 });
 
-test("announcements talk only about the versions the demo publishes (a later one only in a test-only item)", () => {
-  const published = g.deps.releases.store.list().map((r) => r.version);
+test("announcements talk only about the versions the demo publishes (a later one only in a test-only item)", async () => {
+  const published = (await g.deps.releases.store.list()).map((r) => r.version);
   const latest = [...published].sort(compareVersions).at(-1)!;
   expect(latest).toBe("1.2.0");
-  for (const a of g.deps.engagement.announcements.list()) {
+  for (const a of (await g.deps.engagement.announcements.list())) {
     const texts = [a.title, a.body, ...Object.values(a.locales).flatMap((t) => [t.title ?? "", t.body ?? ""])].join(" ");
     for (const v of texts.match(/\b\d+\.\d+(\.\d+)?\b/g) ?? []) {
       const ok = published.includes(v) || v === a.minVersion || (a.testOnly && compareVersions(v, latest) > 0);
@@ -109,5 +109,5 @@ test("seeding again (a kept data dir) adds no second helping of clients or traff
   again.stop();
   expect(rows()).toBe(before);
   expect((await admin("/admin/api/stats/clients")).knownClients).toBe(DEMO_CLIENTS_KNOWN);
-  expect(g.deps.engagement.announcements.list().length).toBe(4);
+  expect((await g.deps.engagement.announcements.list()).length).toBe(4);
 });

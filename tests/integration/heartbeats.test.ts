@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ClientStore } from "../../src/store/sqlite/clients";
+import { SqliteClientRepository } from "../../src/store/sqlite/clients";
 import { startGantry, type Gantry } from "../support/harness";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -37,7 +37,7 @@ function beat(body: unknown, headers: Record<string, string> = {}): Promise<Resp
 
 /** The clients table once the journal is folded into it (what every reader of it sees). */
 function folded() {
-  new ClientStore(g.deps.db).fold();
+  new SqliteClientRepository(g.deps.db).foldNow();
   return g.deps.db;
 }
 function row(clientId: string): any {
@@ -249,7 +249,7 @@ describe("durability", () => {
       const db = new Database(join(dir, "gantry.db"), { strict: true });
       try {
         // Acknowledged means in the journal or already folded: folding what the killed server left finds them all.
-        new ClientStore(db).fold();
+        new SqliteClientRepository(db).foldNow();
         expect((db.query("SELECT COUNT(*) AS n, SUM(count) AS c FROM clients").get() as any)).toEqual({ n: 100, c: 100 });
       } finally {
         db.close();

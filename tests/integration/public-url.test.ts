@@ -10,7 +10,7 @@ afterEach(async () => {
 
 async function withOneAsset(config: Parameters<typeof startGantry>[0] = {}): Promise<{ g: Gantry; id: number }> {
   g = await startGantry(config);
-  const release = g.deps.releases.catalog.create("1.0.0", {}, true);
+  const release = await g.deps.releases.catalog.create("1.0.0", {}, true);
   const asset = await g.deps.releases.catalog.upload(release.version, "Gantry-1.0.0-x64-setup.exe", new Blob(["bytes"]).stream(), 5);
   return { g, id: asset.id };
 }

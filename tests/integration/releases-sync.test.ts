@@ -165,9 +165,9 @@ describe("sync through the release services", () => {
     expect(gh.requests.filter((r) => r.path === "/repos/acme/app/releases?per_page=100").length).toBe(1);
 
     const store = g.deps.releases.store;
-    expect(store.acquireLease("release-sync", "other-process", Date.now() + 60_000, Date.now())).toBe(true);
+    expect(await store.acquireLease("release-sync", "other-process", Date.now() + 60_000, Date.now())).toBe(true);
     await expect(run()).rejects.toMatchObject({ code: "conflict" });
-    store.releaseLease("release-sync", "other-process");
+    await store.releaseLease("release-sync", "other-process");
     expect((await run()).status).toBe("ok");
   });
 });

@@ -12,7 +12,7 @@
  * about a second of load each. GANTRY_RELIABILITY_SEED replays a run's kill moments.
  */
 import { Database } from "bun:sqlite";
-import { ClientStore } from "../../src/store/sqlite/clients";
+import { SqliteClientRepository } from "../../src/store/sqlite/clients";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -136,7 +136,7 @@ function verify(acks: Acks): { clients: number; ledgerRows: number } {
     expect(db.query("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
     expect(db.query("PRAGMA foreign_key_check").all()).toEqual([]);
     // Acknowledged heartbeats are in the journal or already folded; fold what the killed server left.
-    new ClientStore(db).fold();
+    new SqliteClientRepository(db).foldNow();
 
     const clientRow = db.query("SELECT last_seen AS lastSeen, count FROM clients WHERE client_id = ?");
     const lostHeartbeats: unknown[] = [];

@@ -1,3 +1,4 @@
+import type { AnnouncementFields } from "../../src/site/announcements/announcement-repository";
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors";
 import {
@@ -8,7 +9,7 @@ import {
   checkInput,
   reshowKey,
   resolveAnnouncement,
-  type AnnouncementFields,
+
 } from "../../src/site/announcements/announcement-input";
 import { announcementInputFromFlags, applyLocaleTexts } from "../../src/cli/announcements";
 import { UsageError } from "../../src/cli/common";

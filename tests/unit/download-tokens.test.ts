@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "../../src/site/downloads/download-tokens";
-import type { TokenRecord } from "../../src/store/sqlite/downloads";
+import type { TokenRecord } from "../../src/site/downloads/download-repository";
 
 const sha = "cd".repeat(32);
 const token = (over: Partial<TokenRecord> = {}): TokenRecord => ({

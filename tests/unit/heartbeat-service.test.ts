@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { AppError } from "../../src/errors";
 import { silentLogger } from "../../src/log";
-import type { ClientStore } from "../../src/store/sqlite/clients";
+import type { ClientRepository } from "../../src/site/heartbeats/client-repository";
 import type { MergedHeartbeat } from "../../src/site/heartbeats/heartbeat-input";
 import { HeartbeatService } from "../../src/site/heartbeats/heartbeat-service";
 import { heartbeatRecord } from "../support/fixtures";
@@ -12,12 +12,12 @@ const hb = heartbeatRecord;
 function fakeStore(fail = false) {
   const batches: MergedHeartbeat[][] = [];
   const store = {
-    appendBatch(entries: readonly MergedHeartbeat[]) {
+    async append(entries: readonly MergedHeartbeat[]) {
       if (fail) throw new Error("disk I/O error");
       batches.push([...entries]);
     },
-    fold: () => 0,
-  } as unknown as ClientStore;
+    fold: async () => 0,
+  } as unknown as ClientRepository;
   return { store, batches };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { AssetRecord, ReleaseRecord } from "../../src/store/sqlite/releases";
+import type { AssetRecord, ReleaseRecord } from "../../src/site/releases/release-repository";
 import type { GitHubAsset, GitHubRelease } from "../../src/site/releases/sync-github";
 import { planSync } from "../../src/site/releases/sync-plan";
 

@@ -3,6 +3,7 @@
  * rules that turn an input (plus the stored item, on update) into a complete, valid announcement.
  * Overlong or malformed values are refused with a 400, never truncated.
  */
+import type { AnnouncementFields } from "./announcement-repository";
 import { Value } from "@sinclair/typebox/value";
 import { Type as t, type Static, type TSchema } from "@sinclair/typebox";
 import { AppError } from "../../errors";
@@ -86,7 +87,6 @@ export function checkInput<S extends TSchema>(schema: S, value: unknown): Static
   throw new AppError("invalid_request", message, { param });
 }
 
-export type AnnouncementFields = Omit<Announcement, "id">;
 
 export interface ResolveContext {
   now: number;

@@ -1,13 +1,14 @@
 /**
  * Announcement operations shared by the admin API and the CLI (so both apply the same rules), and the public
- * document. Validation is in announcement-input.ts, the filter in announcements.ts, SQL in announcement-store.ts.
+ * document. Validation is in announcement-input.ts, the filter in announcements.ts, storage behind
+ * announcement-repository.ts.
  */
-import type { Database } from "bun:sqlite";
 import { AppError } from "../../errors";
+import type { ChangeFeed } from "../../store/change-feed";
 import { buildAnnouncementDocument, nextVisibilityChange } from "./announcements";
 import { DocumentCache, type RenderedDocument } from "../document-cache";
 import { reshowKey, resolveAnnouncement, type AnnouncementInput } from "./announcement-input";
-import { AnnouncementStore, type StoredAnnouncement } from "../../store/sqlite/announcements";
+import type { AnnouncementRepository, StoredAnnouncement } from "./announcement-repository";
 import type { AnnouncementDocument, AnnouncementQuery } from "../types";
 
 /**
@@ -19,69 +20,68 @@ export function newDismissKey(): string {
 }
 
 export class AnnouncementService {
-  readonly store: AnnouncementStore;
   private readonly documents: DocumentCache;
 
   constructor(
-    db: Database,
+    private readonly store: AnnouncementRepository,
+    changes: ChangeFeed,
     private readonly now: () => number,
   ) {
-    this.store = new AnnouncementStore(db);
-    this.documents = new DocumentCache(() => this.store.generation.stamp());
+    this.documents = new DocumentCache(() => changes.version("announcements"));
   }
 
-  list(): StoredAnnouncement[] {
+  list(): Promise<StoredAnnouncement[]> {
     return this.store.list();
   }
 
   /** Ids are positive integers; anything else is simply not found (the CLI and the API pass raw text). */
-  get(id: number | string): StoredAnnouncement {
+  async get(id: number | string): Promise<StoredAnnouncement> {
     const n = typeof id === "number" ? id : /^\d{1,15}$/.test(id.trim()) ? Number(id.trim()) : Number.NaN;
-    const item = Number.isSafeInteger(n) ? this.store.get(n) : null;
+    const item = Number.isSafeInteger(n) ? await this.store.get(n) : null;
     if (!item) throw new AppError("not_found", `No announcement '${String(id).slice(0, 40)}'.`);
     return item;
   }
 
-  create(input: AnnouncementInput): StoredAnnouncement {
+  create(input: AnnouncementInput): Promise<StoredAnnouncement> {
     const now = this.now();
     return this.store.insert(resolveAnnouncement(input, null, { now, newDismissKey }), now);
   }
 
-  update(id: number | string, input: AnnouncementInput): StoredAnnouncement {
-    const base = this.get(id);
+  async update(id: number | string, input: AnnouncementInput): Promise<StoredAnnouncement> {
+    const base = await this.get(id);
     const now = this.now();
     const fields = resolveAnnouncement(input, base, { now, newDismissKey });
-    const updated = this.store.update(base.id, fields, now);
+    const updated = await this.store.update(base.id, fields, now);
     if (!updated) throw new AppError("not_found", `No announcement '${id}'.`);
     return updated;
   }
 
   /** A new dismissKey (given, or generated): clients that dismissed the item show it again. */
-  reshow(id: number | string, dismissKey?: string): StoredAnnouncement {
-    const base = this.get(id);
+  async reshow(id: number | string, dismissKey?: string): Promise<StoredAnnouncement> {
+    const base = await this.get(id);
     return this.update(base.id, { dismissKey: reshowKey(base.dismissKey, dismissKey, newDismissKey) });
   }
 
-  delete(id: number | string): StoredAnnouncement {
-    const item = this.get(id);
-    this.store.delete(item.id);
+  async delete(id: number | string): Promise<StoredAnnouncement> {
+    const item = await this.get(id);
+    await this.store.delete(item.id);
     return item;
   }
 
   /** The public document, built from the table (the CLI prints it; the HTTP route uses `rendered`). */
-  document(query: AnnouncementQuery): AnnouncementDocument {
-    return buildAnnouncementDocument(this.store.list(), query, this.now());
+  async document(query: AnnouncementQuery): Promise<AnnouncementDocument> {
+    return buildAnnouncementDocument(await this.store.list(), query, this.now());
   }
 
   /**
    * The document serialised and tagged, kept per query until an announcement changes (any process) or a time
    * window opens or closes: the route answers without reading the table or hashing on every request.
    */
-  rendered(query: AnnouncementQuery): RenderedDocument {
+  rendered(query: AnnouncementQuery): RenderedDocument | Promise<RenderedDocument> {
     const key = `${query.surface}\n${query.app}\n${query.version}\n${query.locale}\n${query.includeTest ? 1 : 0}`;
     const now = this.now();
-    return this.documents.getUntil(key, now, () => {
-      const items = this.store.list();
+    return this.documents.getUntil(key, now, async () => {
+      const items = await this.store.list();
       return { value: buildAnnouncementDocument(items, query, now), expiresAt: nextVisibilityChange(items, now) };
     });
   }

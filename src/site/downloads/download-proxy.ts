@@ -91,7 +91,7 @@ async function proxyKnownSize(request: Request, t: ProxyTarget, size: number, ho
       await res.body?.cancel().catch(() => {});
       throw upstreamFailure(`it now has ${declared} bytes instead of ${size}`);
     }
-    if (!hooks.consume()) {
+    if (!(await hooks.consume())) {
       await res.body?.cancel().catch(() => {});
       return goneResponse();
     }
@@ -181,7 +181,7 @@ async function proxyUnknownSize(request: Request, t: ProxyTarget, hooks: Downloa
     await res.body?.cancel().catch(() => {});
     return new Response(null, { status: 200, headers });
   }
-  if (!hooks.consume()) {
+  if (!(await hooks.consume())) {
     await res.body?.cancel().catch(() => {});
     return goneResponse();
   }

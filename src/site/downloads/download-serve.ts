@@ -10,8 +10,8 @@ import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } f
 /** What the handler is told to do at the moments that matter; both are idempotent per token. */
 export interface DownloadHooks {
   /** A complete GET is about to be answered; false = another request consumed the token first. */
-  consume(): boolean;
-  /** A GET is about to send bytes (counted once per token). */
+  consume(): Promise<boolean>;
+  /** A GET is about to send bytes (counted once per token; recorded in the background, never delaying the bytes). */
   count(): void;
 }
 
@@ -54,7 +54,7 @@ export function goneResponse(): Response {
   );
 }
 
-export function serveFromMirror(request: Request, file: Blob, meta: DownloadMeta, hooks: DownloadHooks): Response {
+export async function serveFromMirror(request: Request, file: Blob, meta: DownloadMeta, hooks: DownloadHooks): Promise<Response> {
   const head = request.method === "HEAD";
   const size = file.size;
   const base = baseDownloadHeaders(meta);
@@ -66,7 +66,7 @@ export function serveFromMirror(request: Request, file: Blob, meta: DownloadMeta
   if (range.kind === "none") {
     const headers = { ...base, "content-type": type, "content-length": String(size) };
     if (head) return new Response(null, { status: 200, headers });
-    if (!hooks.consume()) return goneResponse();
+    if (!(await hooks.consume())) return goneResponse();
     hooks.count();
     return new Response(file, { status: 200, headers });
   }

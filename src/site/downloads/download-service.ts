@@ -9,13 +9,13 @@ import { serveFromUpstream } from "./download-proxy";
 import { serveFromMirror } from "./download-serve";
 import { TOKEN_REASON_TEXT, isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "./download-tokens";
 import type { Mirror } from "./mirror";
-import type { AssetRecord, ReleaseStore } from "../../store/sqlite/releases";
-import type { DownloadStore } from "../../store/sqlite/downloads";
+import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
+import type { DownloadRepository } from "./download-repository";
 import { assetSource } from "../releases/classify";
 
 export interface DownloadDeps {
-  store: ReleaseStore;
-  tokens: DownloadStore;
+  store: ReleaseRepository;
+  tokens: DownloadRepository;
   mirror: Mirror;
   config: Pick<Config, "downloadTokenTtlSeconds">;
   now: () => number;
@@ -42,9 +42,9 @@ export class DownloadService {
   constructor(private readonly deps: DownloadDeps) {}
 
   /** Mints a token for the asset; returns it (the caller builds the redirect). */
-  issue(rawId: string): string {
+  async issue(rawId: string): Promise<string> {
     const id = parseAssetId(rawId);
-    const asset = this.deps.store.getAsset(id);
+    const asset = await this.deps.store.getAsset(id);
     if (!asset) throw new AppError("not_found", `No asset ${id}.`, { param: "assetId" });
     if (assetSource(asset) === "unavailable") {
       throw new AppError("not_found", `Asset ${id} cannot be downloaded: it is neither mirrored nor available upstream.`, { param: "assetId" });
@@ -52,7 +52,7 @@ export class DownloadService {
     const now = this.deps.now();
     this.purgeNowAndThen(now);
     const token = newDownloadToken();
-    this.deps.tokens.insertToken({
+    await this.deps.tokens.insertToken({
       tokenHash: tokenStorageKey(token),
       assetId: asset.id,
       sha256: asset.sha256,
@@ -67,8 +67,8 @@ export class DownloadService {
     // Malformed tokens (traversal attempts included) never reach the database.
     if (!isWellFormedToken(token)) return errorResponse(new AppError("not_found", TOKEN_REASON_TEXT.unknown));
     const key = tokenStorageKey(token);
-    const row = tokens.getToken(key);
-    const asset = row ? store.getAsset(row.assetId) : null;
+    const row = await tokens.getToken(key);
+    const asset = row ? await store.getAsset(row.assetId) : null;
     const now = this.deps.now();
     const verdict = judgeToken(row, asset?.sha256 ?? null, now);
     if (!verdict.ok) {
@@ -77,7 +77,9 @@ export class DownloadService {
     const a = asset!;
     const hooks = {
       consume: () => tokens.consumeToken(key, this.deps.now()),
-      count: () => void tokens.countDownloadOnce(key, a.id, this.deps.now()),
+      count: () => {
+        tokens.countDownloadOnce(key, a.id, this.deps.now()).catch((err) => this.deps.log.warn("download not counted", { assetId: a.id, error: (err as Error).message }));
+      },
     };
     const meta = { name: a.name, fileType: a.fileType, sha256: a.sha256 };
 
@@ -94,17 +96,19 @@ export class DownloadService {
   }
 
   /** Downloads per UTC day for one asset, oldest first. */
-  downloadsByDay(assetId: number): Array<{ day: string; count: number }> {
+  downloadsByDay(assetId: number): Promise<Array<{ day: string; count: number }>> {
     return this.deps.tokens.downloadsByDay(assetId);
   }
 
   private learnSize(asset: AssetRecord, size: number): void {
-    if (asset.size === null && Number.isSafeInteger(size) && size >= 0) this.deps.store.updateAsset(asset.id, { size });
+    if (asset.size === null && Number.isSafeInteger(size) && size >= 0) {
+      this.deps.store.updateAsset(asset.id, { size }).catch((err) => this.deps.log.warn("asset size not recorded", { assetId: asset.id, error: (err as Error).message }));
+    }
   }
 
   private purgeNowAndThen(now: number): void {
     if (now - this.lastPurge < PURGE_EVERY_MS) return;
     this.lastPurge = now;
-    this.deps.tokens.purgeTokens(now - KEEP_EXPIRED_MS);
+    this.deps.tokens.purgeTokens(now - KEEP_EXPIRED_MS).catch((err) => this.deps.log.warn("expired download links not purged", { error: (err as Error).message }));
   }
 }

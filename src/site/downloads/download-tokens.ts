@@ -12,7 +12,7 @@
  * `/api/v1/download/{id}` URL for a fresh token.
  */
 import { randomToken, sha256Hex } from "../../secrets";
-import type { TokenRecord } from "../../store/sqlite/downloads";
+import type { TokenRecord } from "./download-repository";
 
 const TOKEN_BYTES = 32;
 /** 32 bytes in base64url without padding. Anything else is refused before touching the database. */

@@ -3,7 +3,7 @@
  * (kept 30 days) for the back office's chart. Time comes from the injected clock.
  */
 import type { Logger } from "../../log";
-import type { ClientStore } from "../../store/sqlite/clients";
+import type { ClientRepository } from "./client-repository";
 import {
   CLIENT_RETENTION_MS,
   SERIES_RETENTION_MS,
@@ -28,62 +28,66 @@ export class ClientStatsService {
   private lastPrune = -Infinity;
 
   constructor(
-    private readonly store: ClientStore,
+    private readonly store: ClientRepository,
     private readonly now: () => number,
     private readonly log: Logger,
     readonly windowSeconds = ONLINE_WINDOW_SECONDS,
   ) {}
 
-  online(): number {
+  online(): Promise<number> {
     return this.store.onlineCount(onlineSince(this.now(), this.windowSeconds));
   }
 
-  clients(): ClientStats {
+  async clients(): Promise<ClientStats> {
     const now = this.now();
-    return aggregateClientStats(this.store.onlineGroups(onlineSince(now, this.windowSeconds)), {
-      windowSeconds: this.windowSeconds,
-      knownClients: this.store.knownCount(),
-      now,
-    });
+    const since = onlineSince(now, this.windowSeconds);
+    const [groups, knownClients] = await Promise.all([this.store.onlineGroups(since), this.store.knownCount()]);
+    return aggregateClientStats(groups, { windowSeconds: this.windowSeconds, knownClients, now });
   }
 
   /** `raw` = the query (`minutes`, `step`); bad values throw a 400. */
-  series(raw: Record<string, unknown>): OnlineSeries {
+  async series(raw: Record<string, unknown>): Promise<OnlineSeries> {
     const q = parseSeriesQuery(raw, this.now());
-    return bucketOnlineSeries(this.store.samples(q.first, q.last + q.stepMs), q, this.windowSeconds);
+    return bucketOnlineSeries(await this.store.samples(q.first, q.last + q.stepMs), q, this.windowSeconds);
   }
 
   /** Records the online count for the current minute (the peak, if sampled twice). */
-  sample(): void {
+  async sample(): Promise<void> {
     const now = this.now();
-    this.store.recordSample(minuteOf(now), this.online());
+    await this.store.recordSamples([{ minute: minuteOf(now), online: await this.online() }]);
     this.lastMinute = minuteOf(now);
   }
 
   /** Drops samples older than 30 days and clients silent for 90 days. */
-  prune(): void {
+  async prune(): Promise<void> {
     const now = this.now();
-    this.store.pruneSeries(minuteOf(now) - SERIES_RETENTION_MS);
-    this.store.pruneClients(now - CLIENT_RETENTION_MS);
+    await this.store.pruneSeries(minuteOf(now) - SERIES_RETENTION_MS);
+    await this.store.pruneClients(now - CLIENT_RETENTION_MS);
     this.lastPrune = now;
   }
 
+  private ticking = false;
+
   /** What the timer runs: a sample on each new minute, a prune every hour. Exposed for tests with a fake clock. */
-  tick(): void {
+  async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
     try {
       const now = this.now();
-      if (minuteOf(now) !== this.lastMinute) this.sample();
-      if (now - this.lastPrune >= PRUNE_EVERY_MS) this.prune();
+      if (minuteOf(now) !== this.lastMinute) await this.sample();
+      if (now - this.lastPrune >= PRUNE_EVERY_MS) await this.prune();
     } catch (err) {
       // A busy or failing database costs one sample, never the process.
       this.log.warn("online sampling failed", { error: (err as Error).message });
+    } finally {
+      this.ticking = false;
     }
   }
 
   start(): void {
     if (this.timer) return;
-    this.tick();
-    this.timer = setInterval(() => this.tick(), TICK_MS);
+    void this.tick();
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.timer.unref?.();
   }
 

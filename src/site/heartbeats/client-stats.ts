@@ -2,6 +2,7 @@
  * Online statistics (pure): the distributions of the clients online now, and the per-minute online series
  * resampled for a chart. The store hands in grouped rows and samples; nothing here reads a clock.
  */
+import type { ClientGroup, OnlineSample } from "./client-repository";
 import { AppError } from "../../errors";
 
 /** How a value the client never reported is shown in distributions. */
@@ -15,16 +16,6 @@ export const MINUTE_MS = 60_000;
 export const CLIENT_RETENTION_MS = 90 * 86_400_000;
 
 /** One group of online clients sharing every reported field, as the store's GROUP BY returns it. */
-export interface ClientGroup {
-  app: string;
-  version: string;
-  platform: string;
-  arch: string;
-  runtime: string;
-  locale: string;
-  clients: number;
-}
-
 export type Distribution = Record<string, number>;
 
 /** The shape of OPERATOR.md (`online`, `windowSeconds`, `byVersion`, `byPlatform`, `byRuntime`) plus ours. */
@@ -127,10 +118,7 @@ export function parseSeriesQuery(raw: Record<string, unknown>, now: number): Ser
   return { first: last - (count - 1) * stepMs, last, stepMs };
 }
 
-export interface OnlineSample {
-  minute: number;
-  online: number;
-}
+export type { ClientGroup, OnlineSample } from "./client-repository";
 
 export interface SeriesPoint {
   t: string;

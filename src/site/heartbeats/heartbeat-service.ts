@@ -7,7 +7,7 @@
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
 import { GroupCommit } from "../../store/group-commit";
-import { FOLD_CHUNK, type ClientStore } from "../../store/sqlite/clients";
+import type { ClientRepository } from "./client-repository";
 import { mergeHeartbeats, type HeartbeatRecord } from "./heartbeat-input";
 
 /**
@@ -24,11 +24,11 @@ export class HeartbeatService {
   private foldTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
-    private readonly store: ClientStore,
+    private readonly store: ClientRepository,
     private readonly log: Logger,
   ) {
-    this.writer = new GroupCommit<HeartbeatRecord>((items) => {
-      store.appendBatch(mergeHeartbeats(items));
+    this.writer = new GroupCommit<HeartbeatRecord>(async (items) => {
+      await store.append(mergeHeartbeats(items));
       this.totals.batches += 1;
       this.totals.heartbeats += items.length;
     }, BATCH);
@@ -62,15 +62,15 @@ export class HeartbeatService {
     if (this.folding) return;
     this.folding = true;
     try {
-      while (this.fold(1) === FOLD_CHUNK) await new Promise((resolve) => setImmediate(resolve));
+      while ((await this.fold(1)) > 0) await new Promise((resolve) => setImmediate(resolve));
     } finally {
       this.folding = false;
     }
   }
 
-  private fold(maxChunks = Number.POSITIVE_INFINITY): number {
+  private async fold(maxChunks = Number.POSITIVE_INFINITY): Promise<number> {
     try {
-      return this.store.fold(FOLD_CHUNK, maxChunks);
+      return await this.store.fold(maxChunks);
     } catch (err) {
       // Nothing is lost: the rows stay in the journal for the next fold.
       this.log.warn("heartbeat fold failed", { error: (err as Error).message });
@@ -78,10 +78,10 @@ export class HeartbeatService {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.foldTimer) clearInterval(this.foldTimer);
     this.foldTimer = null;
-    this.writer.close();
-    this.fold();
+    await this.writer.close();
+    await this.fold();
   }
 }

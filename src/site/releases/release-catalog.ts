@@ -18,7 +18,7 @@ import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } fr
 import { sanitizeFileName } from "../downloads/download-headers";
 import { isHttpUrl } from "../downloads/http-url";
 import type { Mirror, MirrorObject } from "../downloads/mirror";
-import type { AssetFields, AssetRecord, ReleaseChanges, ReleaseRecord, ReleaseStore } from "../../store/sqlite/releases";
+import type { AssetFields, AssetRecord, ReleaseChanges, ReleasePut, ReleaseRecord, ReleaseRepository } from "./release-repository";
 import type { Arch, Platform } from "../types";
 import { isValidVersion } from "./versions";
 
@@ -128,13 +128,13 @@ export function checkClassification(c: Classification): Pick<AssetFields, "platf
 
 export class ReleaseCatalog {
   constructor(
-    private readonly store: ReleaseStore,
+    private readonly store: ReleaseRepository,
     private readonly mirror: Mirror,
     private readonly now: () => number,
   ) {}
 
-  find(version: string): ReleaseRecord {
-    const r = this.store.get(version);
+  async find(version: string): Promise<ReleaseRecord> {
+    const r = await this.store.get(version);
     if (!r) throw new AppError("not_found", `No release '${version.slice(0, 64)}'.`, { param: "version" });
     return r;
   }
@@ -148,24 +148,27 @@ export class ReleaseCatalog {
   }
 
   /** Creates the release (error if `mustBeNew` and it exists) with the given metadata; no assets. */
-  create(version: string, meta: ReleaseMeta, mustBeNew: boolean): ReleaseRecord {
-    const v = checkVersion(version);
-    const m = checkReleaseMeta(meta);
-    return this.store.transaction(() => {
-      const existing = this.store.get(v);
-      if (existing) {
-        if (mustBeNew) throw new AppError("conflict", `Release ${existing.version} exists already.`, { param: "version" });
-        this.store.updateRelease(existing.id, m);
-        return this.store.getById(existing.id)!;
-      }
-      return this.store.createRelease({
-        version: v,
+  async create(version: string, meta: ReleaseMeta, mustBeNew: boolean): Promise<ReleaseRecord> {
+    const put = this.releasePut(checkVersion(version), checkReleaseMeta(meta));
+    if (!mustBeNew) return this.store.put(put);
+    const created = await this.store.create(put.create);
+    if (created) return created;
+    const existing = await this.store.get(put.create.version);
+    throw new AppError("conflict", `Release ${existing?.version ?? put.create.version} exists already.`, { param: "version" });
+  }
+
+  /** A new release from the metadata given (published now unless said), or the changes it makes to an existing one. */
+  private releasePut(version: string, m: ReturnType<typeof checkReleaseMeta>): ReleasePut {
+    return {
+      create: {
+        version,
         notes: m.notes,
         minAppVersion: m.minAppVersion,
         prerelease: m.prerelease,
         publishedAt: m.publishedAt ?? new Date(this.now()).toISOString(),
-      });
-    });
+      },
+      change: m as ReleaseChanges,
+    };
   }
 
   /** `gantry releases publish`: see the decisions at the top of this file. */
@@ -192,95 +195,90 @@ export class ReleaseCatalog {
       const file = Bun.file(s.path);
       stored.set(s.name, await this.mirror.put(file.stream(), { expectedSize: file.size }));
     }
-    const replaced: string[] = [];
-    const release = this.store.transaction(() => {
-      const r = this.create(v, m, false);
-      for (const s of sources) {
+    const { release, replaced } = await this.store.publish(
+      this.releasePut(v, m),
+      sources.map((s) => {
         const obj = stored.get(s.name);
-        const before = this.store.findAsset(r.id, s.name);
-        if (before?.mirrored && before.sha256 && before.sha256 !== obj?.sha256) replaced.push(before.sha256);
-        this.store.upsertAsset(r.id, s.name, {
-          ...(before?.classifiedByOperator ? {} : classifyAsset(s.name)),
-          ...(obj
-            ? { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null }
-            : { sha256: "", size: null, mirrored: false, upstreamUrl: (s as { url: string }).url || null }),
-          ...NOT_SYNCED,
-        });
-      }
-      return this.store.getById(r.id)!;
-    });
+        return {
+          name: s.name,
+          classification: classifyAsset(s.name),
+          fields: {
+            ...(obj
+              ? { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null }
+              : { sha256: "", size: null, mirrored: false, upstreamUrl: (s as { url: string }).url || null }),
+            ...NOT_SYNCED,
+          },
+        };
+      }),
+    );
     await this.collect(replaced);
     return release;
   }
 
   /** Adds (or replaces) one asset from a byte stream, e.g. an admin upload. */
   async upload(version: string, name: string, body: ReadableStream<Uint8Array>, expectedSize: number | null): Promise<AssetRecord> {
-    const release = this.find(version);
+    const release = await this.find(version);
     const clean = checkAssetName(name);
     const obj = await this.mirror.put(body, { expectedSize });
-    const before = this.store.findAsset(release.id, clean);
-    const asset = this.store.upsertAsset(release.id, clean, {
-      ...(before?.classifiedByOperator ? {} : classifyAsset(clean)),
-      sha256: obj.sha256,
-      size: obj.size,
-      mirrored: true,
-      upstreamUrl: null,
-      ...NOT_SYNCED,
+    const { asset, replaced } = await this.store.putAsset(release.id, {
+      name: clean,
+      classification: classifyAsset(clean),
+      fields: { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null, ...NOT_SYNCED },
     });
-    if (before?.mirrored && before.sha256 && before.sha256 !== obj.sha256) await this.collect([before.sha256]);
+    await this.collect(replaced);
     return asset;
   }
 
   /** Adds (or replaces) an asset known only by its upstream address. */
   async addUrlAsset(version: string, name: string, url: string): Promise<AssetRecord> {
-    const release = this.find(version);
+    const release = await this.find(version);
     const clean = checkAssetName(name);
     const u = checkUpstreamUrl(url);
-    const before = this.store.findAsset(release.id, clean);
-    const asset = this.store.upsertAsset(release.id, clean, {
-      ...(before?.classifiedByOperator ? {} : classifyAsset(clean)),
-      sha256: "",
-      size: null,
-      mirrored: false,
-      upstreamUrl: u || null,
-      mirrorError: null,
-      mirrorPending: false,
+    const { asset, replaced } = await this.store.putAsset(release.id, {
+      name: clean,
+      classification: classifyAsset(clean),
+      fields: { sha256: "", size: null, mirrored: false, upstreamUrl: u || null, mirrorError: null, mirrorPending: false },
     });
-    if (before?.mirrored && before.sha256) await this.collect([before.sha256]);
+    await this.collect(replaced);
     return asset;
   }
 
-  update(version: string, meta: ReleaseMeta): ReleaseRecord {
-    const release = this.find(version);
-    this.store.updateRelease(release.id, checkReleaseMeta(meta) as ReleaseChanges);
-    return this.store.getById(release.id)!;
+  async update(version: string, meta: ReleaseMeta): Promise<ReleaseRecord> {
+    const release = await this.find(version);
+    await this.store.update(release.id, checkReleaseMeta(meta) as ReleaseChanges);
+    return (await this.store.getById(release.id)) ?? this.gone(version);
   }
 
   /** Operator override of platform / arch / file type; sync and re-publish keep it from then on. */
-  classify(version: string, asset: string, c: Classification): AssetRecord {
-    const release = this.find(version);
+  async classify(version: string, asset: string, c: Classification): Promise<AssetRecord> {
+    const release = await this.find(version);
     const a = this.findAsset(release, asset);
-    this.store.updateAsset(a.id, { ...checkClassification(c), classifiedByOperator: true });
-    return this.store.getAsset(a.id)!;
+    await this.store.updateAsset(a.id, { ...checkClassification(c), classifiedByOperator: true });
+    return (await this.store.getAsset(a.id)) ?? this.gone(`${version} ${asset}`);
   }
 
   async deleteAsset(version: string, asset: string): Promise<void> {
-    const release = this.find(version);
+    const release = await this.find(version);
     const a = this.findAsset(release, asset);
-    this.store.deleteAsset(a.id);
+    await this.store.deleteAsset(a.id);
     if (a.sha256) await this.collect([a.sha256]);
   }
 
   async delete(version: string): Promise<ReleaseRecord> {
-    const release = this.find(version);
-    const shas = this.store.deleteRelease(release.id);
+    const release = await this.find(version);
+    const shas = await this.store.delete(release.id);
     await this.collect(shas);
     return release;
   }
 
   private async collect(shas: string[]): Promise<void> {
     for (const sha of new Set(shas)) {
-      if (!this.store.isShaReferenced(sha)) await this.mirror.remove(sha);
+      if (!(await this.store.isShaReferenced(sha))) await this.mirror.remove(sha);
     }
+  }
+
+  /** Deleted by someone else between our write and our read. */
+  private gone(what: string): never {
+    throw new AppError("not_found", `'${what.slice(0, 64)}' was deleted meanwhile.`);
   }
 }

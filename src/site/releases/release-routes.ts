@@ -9,7 +9,7 @@ import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
 import { buildLatestDocument, buildLegacyManifest, parseLatestQuery, pickLatestRelease } from "./latest";
 import { DOCUMENT_CACHE_CONTROL, revalidatedBody } from "../revalidation";
-import { DocumentCache } from "../document-cache";
+import { DocumentCache, whenReady } from "../document-cache";
 
 /** The spec's limits: one heartbeat about every 60 s; online = reported within the last 5 minutes. */
 const HEARTBEAT_INTERVAL_SECONDS = 60;
@@ -17,7 +17,7 @@ const ONLINE_WINDOW_SECONDS = 300;
 
 export function releaseRoutes(deps: AppDeps) {
   const { store, downloads } = deps.releases;
-  const documents = new DocumentCache(() => store.generation.stamp());
+  const documents = new DocumentCache(() => deps.changes.version("releases"));
   return (
     new Elysia({ name: "site-releases" })
       /**
@@ -28,14 +28,14 @@ export function releaseRoutes(deps: AppDeps) {
       .get("/api/v1/latest", ({ request, query }) => {
         const q = parseLatestQuery(query as Record<string, unknown>);
         const baseUrl = publicBaseUrl(request, deps.config);
-        const doc = documents.get(`latest\n${baseUrl}\n${q.platform ?? ""}\n${q.arch ?? ""}\n${q.fileType ?? ""}`, () =>
-          buildLatestDocument(pickLatestRelease(store.list()), q, {
+        const doc = documents.get(`latest\n${baseUrl}\n${q.platform ?? ""}\n${q.arch ?? ""}\n${q.fileType ?? ""}`, async () =>
+          buildLatestDocument(pickLatestRelease(await store.list()), q, {
             baseUrl,
             heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS,
             onlineWindowSeconds: ONLINE_WINDOW_SECONDS,
           }),
         );
-        return revalidatedBody(request, doc.body, doc.etag);
+        return whenReady(doc, (d) => revalidatedBody(request, d.body, d.etag));
       })
       /**
        * Decision: with no downloadable web-*.zip in any (non pre-)release the answer is 404 with the error
@@ -44,17 +44,19 @@ export function releaseRoutes(deps: AppDeps) {
        */
       .get("/update/latest.json", ({ request }) => {
         const baseUrl = publicBaseUrl(request, deps.config);
-        const manifest = documents.get(`manifest\n${baseUrl}`, () => buildLegacyManifest(store.list(), { baseUrl }));
-        if (manifest.empty) {
-          return errorResponse(new AppError("not_found", "No web bundle (web-*.zip) has been published yet."), {
-            "cache-control": DOCUMENT_CACHE_CONTROL,
-          });
-        }
-        return revalidatedBody(request, manifest.body, manifest.etag);
+        const manifest = documents.get(`manifest\n${baseUrl}`, async () => buildLegacyManifest(await store.list(), { baseUrl }));
+        return whenReady(manifest, (m) => {
+          if (m.empty) {
+            return errorResponse(new AppError("not_found", "No web bundle (web-*.zip) has been published yet."), {
+              "cache-control": DOCUMENT_CACHE_CONTROL,
+            });
+          }
+          return revalidatedBody(request, m.body, m.etag);
+        });
       })
       /** 302 to an absolute /dl/{token} on the same public base as downloadUrl (a path prefix in GANTRY_PUBLIC_URL is kept). */
-      .get("/api/v1/download/:assetId", ({ request, params }) => {
-        const token = downloads.issue(params.assetId);
+      .get("/api/v1/download/:assetId", async ({ request, params }) => {
+        const token = await downloads.issue(params.assetId);
         return new Response(null, {
           status: 302,
           // Each visit must mint its own link: a cached redirect would hand out a used token.

@@ -7,13 +7,12 @@ import type { ServiceContext } from "../../service-context";
 import { DownloadService } from "../downloads/download-service";
 import type { Mirror } from "../downloads/mirror";
 import { ReleaseCatalog } from "./release-catalog";
-import { DownloadStore } from "../../store/sqlite/downloads";
-import { ReleaseStore } from "../../store/sqlite/releases";
+import type { ReleaseRepository } from "./release-repository";
 import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service";
 
 export interface ReleaseServices {
-  /** Releases, assets, tokens and counts in SQLite. */
-  store: ReleaseStore;
+  /** Releases and assets (`ServiceContext.releases`). */
+  store: ReleaseRepository;
   /** Where asset bytes are kept (`ServiceContext.mirror`). */
   mirror: Mirror;
   /** Operator operations: publish, upload, update, classify, delete. */
@@ -31,10 +30,10 @@ export interface ReleaseServices {
 }
 
 export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
-  const store = new ReleaseStore(ctx.db, ctx.now);
+  const store = ctx.releases;
   const mirror = ctx.mirror;
   const catalog = new ReleaseCatalog(store, mirror, ctx.now);
-  const downloads = new DownloadService({ store, tokens: new DownloadStore(ctx.db), mirror, config: ctx.config, now: ctx.now, fetch: ctx.fetch, log: ctx.log });
+  const downloads = new DownloadService({ store, tokens: ctx.downloads, mirror, config: ctx.config, now: ctx.now, fetch: ctx.fetch, log: ctx.log });
   const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch: ctx.fetch });
   const timers: Array<ReturnType<typeof setTimeout>> = [];
   const abort = new AbortController();

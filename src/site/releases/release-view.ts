@@ -1,6 +1,6 @@
 /** The back office's view of releases and assets (admin API and `gantry releases list --json`). Pure. */
 import { assetSource } from "./classify";
-import type { AssetRecord, ReleaseRecord } from "../../store/sqlite/releases";
+import type { AssetRecord, ReleaseRecord } from "./release-repository";
 import { compareVersions } from "./versions";
 
 export interface AssetView {

@@ -20,26 +20,14 @@
 import { classifyAsset } from "./classify";
 import { sanitizeFileName } from "../downloads/download-headers";
 import { isHttpUrl } from "../downloads/http-url";
-import type { AssetFields, AssetRecord, NewRelease, ReleaseChanges, ReleaseRecord } from "../../store/sqlite/releases";
-import { versionKey } from "../../store/sqlite/releases";
+import type { AssetFields, AssetRecord, NewRelease, ReleaseBatchItem, ReleaseChanges, ReleaseRecord } from "./release-repository";
+import { versionKey } from "./release-repository";
 import type { GitHubAsset, GitHubRelease } from "./sync-github";
 import { compareVersions, isValidVersion } from "./versions";
 
-export interface PlannedAsset {
-  name: string;
-  /** Local asset to update, or null to insert. */
-  existingId: number | null;
-  fields: AssetFields;
-}
-
-export interface PlannedRelease {
-  version: string;
-  /** Local release to update, or null to create from `create`. */
-  existingId: number | null;
-  create: NewRelease | null;
-  update: ReleaseChanges;
-  assets: PlannedAsset[];
-}
+/** What the plan does to one release: the repository's batch item (applied by `applyBatch` in one step). */
+export type PlannedRelease = ReleaseBatchItem;
+export type PlannedAsset = ReleaseBatchItem["assets"][number];
 
 export interface SyncPlan {
   releases: PlannedRelease[];

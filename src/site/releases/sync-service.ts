@@ -16,7 +16,7 @@ import type { MetaRepository } from "../../store/meta-repository";
 import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
 import { isHttpUrl } from "../downloads/http-url";
 import { MirrorWriteError, type Mirror } from "../downloads/mirror";
-import type { AssetRecord, ReleaseStore } from "../../store/sqlite/releases";
+import type { AssetRecord, ReleaseRepository } from "./release-repository";
 import { credentials, isValidRepo, listReleases, type GitHubSource, type PageState } from "./sync-github";
 import { planSync } from "./sync-plan";
 import { silentProgress, type ProgressReporter } from "./sync-progress";
@@ -56,7 +56,7 @@ export interface SyncReport {
 }
 
 export interface SyncDeps {
-  store: ReleaseStore;
+  store: ReleaseRepository;
   mirror: Mirror;
   meta: MetaRepository;
   log: Logger;
@@ -104,10 +104,12 @@ export class ReleaseSync {
     if (!isValidRepo(options.repo)) throw new AppError("invalid_request", `'${options.repo}' is not OWNER/REPO.`, { param: "github" });
     if (!isHttpUrl(apiUrl)) throw new AppError("invalid_request", "The API URL must be an http(s) URL.", { param: "apiUrl" });
     // Leases use the wall clock, not the injectable app clock: they are about whether a process is alive.
-    if (!this.deps.store.acquireLease(LEASE, this.owner, Date.now() + LEASE_MS, Date.now())) {
+    if (!(await this.deps.store.acquireLease(LEASE, this.owner, Date.now() + LEASE_MS, Date.now()))) {
       throw new AppError("conflict", "Another release sync is running on this database; try again when it has finished.");
     }
-    const renew = setInterval(() => this.deps.store.acquireLease(LEASE, this.owner, Date.now() + LEASE_MS, Date.now()), LEASE_MS / 5);
+    const renew = setInterval(() => {
+      this.deps.store.acquireLease(LEASE, this.owner, Date.now() + LEASE_MS, Date.now()).catch((err) => this.deps.log.warn("sync lease not renewed", { error: (err as Error).message }));
+    }, LEASE_MS / 5);
     renew.unref?.();
     try {
       const report = await this.syncOnce({ ...options, apiUrl });
@@ -115,7 +117,7 @@ export class ReleaseSync {
       return report;
     } finally {
       clearInterval(renew);
-      this.deps.store.releaseLease(LEASE, this.owner);
+      await this.deps.store.releaseLease(LEASE, this.owner).catch((err) => this.deps.log.warn("sync lease not released; it expires by itself", { error: (err as Error).message }));
     }
   }
 
@@ -160,30 +162,16 @@ export class ReleaseSync {
       report.unchanged = true;
     } else {
       report.pagesFetched = listed.fetched;
-      const plan = planSync(store.list(), listed.releases, {
+      const plan = planSync(await store.list(), listed.releases, {
         includePrereleases: options.prereleases === true,
         nowIso: new Date(this.deps.now()).toISOString(),
       });
       report.skipped = plan.skipped;
-      store.transaction(() => {
-        for (const p of plan.releases) {
-          const releaseId = p.existingId ?? store.createRelease(p.create!).id;
-          if (p.existingId === null) report.releasesCreated.push(p.version);
-          else if (Object.keys(p.update).length > 0) {
-            store.updateRelease(p.existingId, p.update);
-            report.releasesUpdated.push(p.version);
-          }
-          for (const a of p.assets) {
-            if (a.existingId === null) {
-              store.upsertAsset(releaseId, a.name, a.fields);
-              report.assetsAdded++;
-            } else {
-              store.updateAsset(a.existingId, a.fields);
-              report.assetsUpdated++;
-            }
-          }
-        }
-      });
+      const applied = await store.applyBatch(plan.releases);
+      report.releasesCreated.push(...applied.created);
+      report.releasesUpdated.push(...applied.updated);
+      report.assetsAdded += applied.assetsAdded;
+      report.assetsUpdated += applied.assetsUpdated;
       // After the commit: if the process dies in between, the next sync re-reads those pages, nothing worse.
       await meta.set(stateKey, JSON.stringify(listed.pages));
     }
@@ -205,13 +193,13 @@ export class ReleaseSync {
   private async mirrorPending(source: GitHubSource, options: SyncOptions, report: SyncReport): Promise<void> {
     const { store, mirror } = this.deps;
     const progress = options.progress ?? silentProgress;
-    for (const asset of store.pendingMirrorAssets()) {
+    for (const asset of await store.pendingMirrorAssets()) {
       if (options.signal?.aborted) break;
-      const version = store.getById(asset.releaseId)?.version ?? "?";
+      const version = (await store.getById(asset.releaseId))?.version ?? "?";
       const expectedHex = asset.remoteDigest?.replace(/^sha256:/, "") ?? null;
       // Same digest already mirrored (another release ships the same file): no download needed.
       if (expectedHex && (await mirror.has(expectedHex))) {
-        this.markMirrored(asset, expectedHex, asset.remoteSize ?? asset.size ?? 0);
+        await this.markMirrored(asset, expectedHex, asset.remoteSize ?? asset.size ?? 0);
         report.reused.push({ version, name: asset.name });
         continue;
       }
@@ -239,13 +227,13 @@ export class ReleaseSync {
           signal: options.signal,
           onProgress: (n) => progress.update(n),
         });
-        this.markMirrored(asset, stored.sha256, stored.size);
+        await this.markMirrored(asset, stored.sha256, stored.size);
         report.downloaded.push({ version, name: asset.name, bytes: stored.size });
         progress.finish(true, `${stored.size} bytes, sha256 ${stored.sha256.slice(0, 12)}…`);
       } catch (err) {
         const message =
           err instanceof DownloadFetchError || err instanceof MirrorWriteError ? err.message : `download failed: ${(err as Error).message}`;
-        store.updateAsset(asset.id, { mirrorError: message });
+        await store.updateAsset(asset.id, { mirrorError: message });
         report.failed.push({ version, name: asset.name, error: message });
         progress.finish(false, message);
         this.deps.log.warn("asset not mirrored; it keeps its upstream address", { version, asset: asset.name, error: message });
@@ -253,10 +241,10 @@ export class ReleaseSync {
     }
   }
 
-  private markMirrored(asset: AssetRecord, sha256: string, size: number): void {
+  private async markMirrored(asset: AssetRecord, sha256: string, size: number): Promise<void> {
     const old = asset.mirrored ? asset.sha256 : "";
-    this.deps.store.updateAsset(asset.id, { sha256, size, mirrored: true, mirrorPending: false, mirrorError: null });
-    if (old && old !== sha256 && !this.deps.store.isShaReferenced(old)) void this.deps.mirror.remove(old);
+    await this.deps.store.updateAsset(asset.id, { sha256, size, mirrored: true, mirrorPending: false, mirrorError: null });
+    if (old && old !== sha256 && !(await this.deps.store.isShaReferenced(old))) void this.deps.mirror.remove(old);
   }
 }
 

@@ -1,10 +1,13 @@
-/** SQL of the announcements table: rows <-> Announcement. No rules here (see announcement-input.ts). */
+/** Announcements in SQLite: rows <-> Announcement. No rules here (see announcement-input.ts). */
 import type { Database } from "bun:sqlite";
-import { GenerationStamp } from "./generation-stamp";
-import type { AnnouncementFields } from "../../site/announcements/announcement-input";
-import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../../site/types";
-
-export type StoredAnnouncement = Announcement & { createdAt: number; updatedAt: number };
+import type {
+  AnnouncementFields,
+  AnnouncementLevel,
+  AnnouncementRepository,
+  LocaleText,
+  StoredAnnouncement,
+  TargetSurface,
+} from "../../site/announcements/announcement-repository";
 
 interface Row {
   id: number;
@@ -85,43 +88,43 @@ function params(f: AnnouncementFields) {
 
 const COLUMNS = Object.keys(params({} as AnnouncementFields));
 
-export class AnnouncementStore {
-  /** Moves on every change of announcements (see generation-stamp.ts). */
-  readonly generation: GenerationStamp;
+export class SqliteAnnouncementRepository implements AnnouncementRepository {
+  constructor(
+    private readonly db: Database,
+    /** Runs after every committed change (the change feed's "announcements" touch). */
+    private readonly changed: () => void = () => {},
+  ) {}
 
-  constructor(private readonly db: Database) {
-    this.generation = new GenerationStamp(db, "announcements_generation");
-  }
-
-  list(): StoredAnnouncement[] {
+  async list(): Promise<StoredAnnouncement[]> {
     return (this.db.query("SELECT * FROM announcements ORDER BY id").all() as Row[]).map(fromRow);
   }
 
-  get(id: number): StoredAnnouncement | null {
+  async get(id: number): Promise<StoredAnnouncement | null> {
     const r = this.db.query("SELECT * FROM announcements WHERE id = ?").get(id) as Row | null;
     return r ? fromRow(r) : null;
   }
 
-  insert(fields: AnnouncementFields, now: number): StoredAnnouncement {
-    this.generation.touch();
+  async insert(fields: AnnouncementFields, now: number): Promise<StoredAnnouncement> {
     const cols = [...COLUMNS, "created_at", "updated_at"];
     const r = this.db
       .query(`INSERT INTO announcements (${cols.join(", ")}) VALUES (${cols.map((c) => "$" + c).join(", ")}) RETURNING *`)
       .get({ ...params(fields), created_at: now, updated_at: now }) as Row;
+    this.changed();
     return fromRow(r);
   }
 
-  update(id: number, fields: AnnouncementFields, now: number): StoredAnnouncement | null {
-    this.generation.touch();
+  async update(id: number, fields: AnnouncementFields, now: number): Promise<StoredAnnouncement | null> {
     const set = [...COLUMNS, "updated_at"].map((c) => `${c} = $${c}`).join(", ");
     const r = this.db
       .query(`UPDATE announcements SET ${set} WHERE id = $id RETURNING *`)
       .get({ ...params(fields), updated_at: now, id }) as Row | null;
+    if (r) this.changed();
     return r ? fromRow(r) : null;
   }
 
-  delete(id: number): boolean {
-    this.generation.touch();
-    return this.db.query("DELETE FROM announcements WHERE id = ?").run(id).changes === 1;
+  async delete(id: number): Promise<boolean> {
+    const deleted = this.db.query("DELETE FROM announcements WHERE id = ?").run(id).changes === 1;
+    if (deleted) this.changed();
+    return deleted;
   }
 }

@@ -1,12 +1,14 @@
-/** SQL of the clients table (one row per client id) and of the per-minute online series. */
+/**
+ * Clients in SQLite: reports are appended to a journal (one insert per report, one fsync per batch) and folded
+ * into `clients` (one row per client id) in large chunks that share pages; plus the per-minute online series.
+ */
 import type { Database } from "bun:sqlite";
-import type { ClientGroup, OnlineSample } from "../../site/heartbeats/client-stats";
-import type { MergedHeartbeat } from "../../site/heartbeats/heartbeat-input";
+import type { ClientGroup, ClientReport, ClientRepository, OnlineSample } from "../../site/heartbeats/client-repository";
 
 /** Rows folded per transaction: small enough that one holds the event loop only a few milliseconds (~10 µs a row). */
 export const FOLD_CHUNK = 512;
 
-export class ClientStore {
+export class SqliteClientRepository implements ClientRepository {
   private readonly upsert;
 
   constructor(private readonly db: Database) {
@@ -32,7 +34,7 @@ export class ClientStore {
    * Appends a batch of heartbeats to the journal in one transaction (called through GroupCommit): one fsync
    * serves every heartbeat in it, and the rows land together at the journal's end.
    */
-  appendBatch(entries: readonly MergedHeartbeat[]): void {
+  async append(entries: readonly ClientReport[]): Promise<void> {
     const append = this.db.query(
       "INSERT INTO heartbeat_journal (client_id, first_at, at, app, version, platform, arch, runtime, locale, count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
@@ -47,7 +49,12 @@ export class ClientStore {
    * At most `maxChunks` transactions (a server folding in the background yields between them). Returns the
    * rows folded.
    */
-  fold(chunk = FOLD_CHUNK, maxChunks = Number.POSITIVE_INFINITY): number {
+  async fold(maxChunks = Number.POSITIVE_INFINITY): Promise<number> {
+    return this.foldNow(FOLD_CHUNK, maxChunks);
+  }
+
+  /** `fold`, synchronously (readers fold first within their own call); `chunk` rows per transaction. */
+  foldNow(chunk = FOLD_CHUNK, maxChunks = Number.POSITIVE_INFINITY): number {
     const take = this.db.query(
       "SELECT client_id, first_at, at, app, version, platform, arch, runtime, locale, count, id FROM heartbeat_journal ORDER BY id LIMIT ?",
     );
@@ -81,14 +88,14 @@ export class ClientStore {
     }
   }
 
-  onlineCount(since: number): number {
-    this.fold();
+  async onlineCount(since: number): Promise<number> {
+    this.foldNow();
     return (this.db.query("SELECT COUNT(*) AS n FROM clients WHERE last_seen >= ?").get(since) as { n: number }).n;
   }
 
   /** Online clients grouped by every reported field: far fewer rows than clients, folded in client-stats.ts. */
-  onlineGroups(since: number): ClientGroup[] {
-    this.fold();
+  async onlineGroups(since: number): Promise<ClientGroup[]> {
+    this.foldNow();
     return this.db
       .query(
         `SELECT app, version, platform, arch, runtime, locale, COUNT(*) AS clients FROM clients
@@ -97,30 +104,32 @@ export class ClientStore {
       .all(since) as ClientGroup[];
   }
 
-  knownCount(): number {
-    this.fold();
+  async knownCount(): Promise<number> {
+    this.foldNow();
     return (this.db.query("SELECT COUNT(*) AS n FROM clients").get() as { n: number }).n;
   }
 
-  pruneClients(seenBefore: number): number {
-    this.fold();
+  async pruneClients(seenBefore: number): Promise<number> {
+    this.foldNow();
     return this.db.query("DELETE FROM clients WHERE last_seen < ?").run(seenBefore).changes;
   }
 
-  /** Later samples of the same minute keep the peak. */
-  recordSample(minute: number, online: number): void {
-    this.db
-      .query("INSERT INTO online_series (minute, online) VALUES (?1, ?2) ON CONFLICT (minute) DO UPDATE SET online = MAX(online, ?2)")
-      .run(minute, online);
+  async recordSamples(samples: readonly OnlineSample[]): Promise<void> {
+    const insert = this.db.query(
+      "INSERT INTO online_series (minute, online) VALUES (?1, ?2) ON CONFLICT (minute) DO UPDATE SET online = MAX(online, ?2)",
+    );
+    this.db.transaction(() => {
+      for (const s of samples) insert.run(s.minute, s.online);
+    })();
   }
 
-  samples(from: number, toExclusive: number): OnlineSample[] {
+  async samples(from: number, toExclusive: number): Promise<OnlineSample[]> {
     return this.db
       .query("SELECT minute, online FROM online_series WHERE minute >= ? AND minute < ? ORDER BY minute")
       .all(from, toExclusive) as OnlineSample[];
   }
 
-  pruneSeries(before: number): number {
+  async pruneSeries(before: number): Promise<number> {
     return this.db.query("DELETE FROM online_series WHERE minute < ?").run(before).changes;
   }
 }

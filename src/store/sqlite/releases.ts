@@ -1,68 +1,24 @@
 /**
- * Releases, assets, download tokens and download counts in SQLite: the only code that knows those tables.
- * Rows come back as the site's types (types.ts) extended with bookkeeping the back office shows.
+ * Releases and assets in SQLite: the only code that knows those tables. Multi-row writes (publish, a sync's
+ * batch, put) run in one IMMEDIATE transaction, so a CLI and a server on one database never interleave them.
  */
 import type { Database } from "bun:sqlite";
-import type { Arch, Asset, Platform, Release } from "../../site/types";
-import { normalizeVersion } from "../../site/releases/versions";
-import { GenerationStamp } from "./generation-stamp";
-
-export type ReleaseOrigin = "manual" | "github";
-
-export interface AssetRecord extends Asset {
-  classifiedByOperator: boolean;
-  remoteId: number | null;
-  remoteApiUrl: string | null;
-  remoteUpdatedAt: string | null;
-  /** GitHub's `digest` (`sha256:<hex>`) when the remote gave one. */
-  remoteDigest: string | null;
-  remoteSize: number | null;
-  /** Why the last attempt to mirror this asset failed; null after a success. */
-  mirrorError: string | null;
-  /** Sync still has to (re)download the bytes. */
-  mirrorPending: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface ReleaseRecord extends Release {
-  origin: ReleaseOrigin;
-  remoteId: number | null;
-  createdAt: number;
-  updatedAt: number;
-  assets: AssetRecord[];
-}
-
-export interface NewRelease {
-  version: string;
-  notes?: string;
-  publishedAt: string;
-  minAppVersion?: string;
-  prerelease?: boolean;
-  origin?: ReleaseOrigin;
-  remoteId?: number | null;
-}
-
-export type ReleaseChanges = Partial<Pick<NewRelease, "notes" | "publishedAt" | "minAppVersion" | "prerelease" | "remoteId">>;
-
-/** Asset fields that can be written; unset fields keep their value (or the column default on insert). */
-export interface AssetFields {
-  platform?: Platform | "";
-  arch?: Arch | "";
-  fileType?: string;
-  classifiedByOperator?: boolean;
-  sha256?: string;
-  size?: number | null;
-  mirrored?: boolean;
-  upstreamUrl?: string | null;
-  remoteId?: number | null;
-  remoteApiUrl?: string | null;
-  remoteUpdatedAt?: string | null;
-  remoteDigest?: string | null;
-  remoteSize?: number | null;
-  mirrorError?: string | null;
-  mirrorPending?: boolean;
-}
+import {
+  versionKey,
+  type Arch,
+  type AssetFields,
+  type AssetRecord,
+  type NewRelease,
+  type Platform,
+  type PublishedAsset,
+  type ReleaseBatchItem,
+  type ReleaseBatchResult,
+  type ReleaseChanges,
+  type ReleaseOrigin,
+  type ReleasePut,
+  type ReleaseRecord,
+  type ReleaseRepository,
+} from "../../site/releases/release-repository";
 
 interface ReleaseRow {
   id: number;
@@ -171,28 +127,22 @@ function sqlValue(v: unknown): string | number | null {
   return v as string | number;
 }
 
-/** The key that makes `v1.2.0` and `1.2.0` the same release. */
-export function versionKey(version: string): string {
-  return normalizeVersion(version).toLowerCase();
-}
-
-export class ReleaseStore {
-  /** Moves on every change of releases or assets (see generation-stamp.ts). */
-  readonly generation: GenerationStamp;
-
+export class SqliteReleaseRepository implements ReleaseRepository {
   constructor(
     private readonly db: Database,
     private readonly now: () => number,
-  ) {
-    this.generation = new GenerationStamp(db, "releases_generation");
+    /** Runs after every committed change (the change feed's "releases" touch). */
+    private readonly changed: () => void = () => {},
+  ) {}
+
+  /** Runs `fn` in one IMMEDIATE transaction and reports the change once it committed. */
+  private write<T>(fn: () => T): T {
+    const result = this.db.transaction(fn).immediate();
+    this.changed();
+    return result;
   }
 
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
-  }
-
-  /** All releases with their assets, newest first by creation (callers rank by version themselves). */
-  list(): ReleaseRecord[] {
+  async list(): Promise<ReleaseRecord[]> {
     const rows = this.db.query("SELECT * FROM releases ORDER BY id DESC").all() as ReleaseRow[];
     const assets = (this.db.query(`${ASSET_SELECT} ORDER BY a.id`).all() as AssetRow[]).map(toAsset);
     const byRelease = new Map<number, AssetRecord[]>();
@@ -204,13 +154,136 @@ export class ReleaseStore {
     return rows.map((r) => toRelease(r, byRelease.get(r.id) ?? []));
   }
 
-  /** By version as published or in any equivalent spelling (`v1.2.0` finds `1.2.0`). */
-  get(version: string): ReleaseRecord | null {
+  async get(version: string): Promise<ReleaseRecord | null> {
+    return this.byVersion(version);
+  }
+
+  async getById(id: number): Promise<ReleaseRecord | null> {
+    return this.byId(id);
+  }
+
+  async create(input: NewRelease): Promise<ReleaseRecord | null> {
+    return this.write(() => (this.byVersion(input.version) ? null : this.byId(this.insertRelease(input))));
+  }
+
+  async put(put: ReleasePut): Promise<ReleaseRecord> {
+    return this.write(() => this.byId(this.putRelease(put))!);
+  }
+
+  async update(id: number, changes: ReleaseChanges): Promise<void> {
+    this.write(() => this.updateRelease(id, changes));
+  }
+
+  async delete(id: number): Promise<string[]> {
+    return this.write(() => {
+      const shas = (this.db.query("SELECT DISTINCT sha256 FROM release_assets WHERE release_id = ? AND sha256 != ''").all(id) as Array<{ sha256: string }>).map((r) => r.sha256);
+      this.db.query("DELETE FROM releases WHERE id = ?").run(id);
+      return shas;
+    });
+  }
+
+  async publish(release: ReleasePut, assets: readonly PublishedAsset[]): Promise<{ release: ReleaseRecord; replaced: string[] }> {
+    return this.write(() => {
+      const id = this.putRelease(release);
+      const replaced: string[] = [];
+      for (const a of assets) this.putAssetRow(id, a, replaced);
+      return { release: this.byId(id)!, replaced };
+    });
+  }
+
+  async putAsset(releaseId: number, asset: PublishedAsset): Promise<{ asset: AssetRecord; replaced: string[] }> {
+    return this.write(() => {
+      const replaced: string[] = [];
+      return { asset: this.putAssetRow(releaseId, asset, replaced), replaced };
+    });
+  }
+
+  /** Upserts by name, keeping an operator's classification; notes the mirrored digest it stops pointing at. */
+  private putAssetRow(releaseId: number, a: PublishedAsset, replaced: string[]): AssetRecord {
+    const before = this.assetByName(releaseId, a.name);
+    if (before?.mirrored && before.sha256 && before.sha256 !== a.fields.sha256) replaced.push(before.sha256);
+    return this.upsert(releaseId, a.name, { ...(before?.classifiedByOperator ? {} : a.classification), ...a.fields });
+  }
+
+  async applyBatch(items: readonly ReleaseBatchItem[]): Promise<ReleaseBatchResult> {
+    return this.write(() => {
+      const result: ReleaseBatchResult = { created: [], updated: [], assetsAdded: 0, assetsUpdated: 0 };
+      for (const item of items) {
+        const releaseId = item.existingId ?? this.insertRelease(item.create!);
+        if (item.existingId === null) result.created.push(item.version);
+        else if (Object.keys(item.update).length > 0) {
+          this.updateRelease(item.existingId, item.update);
+          result.updated.push(item.version);
+        }
+        for (const a of item.assets) {
+          if (a.existingId === null) {
+            this.upsert(releaseId, a.name, a.fields);
+            result.assetsAdded++;
+          } else {
+            this.updateAssetRow(a.existingId, a.fields);
+            result.assetsUpdated++;
+          }
+        }
+      }
+      return result;
+    });
+  }
+
+  async getAsset(id: number): Promise<AssetRecord | null> {
+    return this.assetById(id);
+  }
+
+  async findAsset(releaseId: number, name: string): Promise<AssetRecord | null> {
+    return this.assetByName(releaseId, name);
+  }
+
+  async updateAsset(id: number, fields: AssetFields): Promise<void> {
+    this.write(() => this.updateAssetRow(id, fields));
+  }
+
+  async deleteAsset(id: number): Promise<void> {
+    this.write(() => this.db.query("DELETE FROM release_assets WHERE id = ?").run(id));
+  }
+
+  async isShaReferenced(sha256: string): Promise<boolean> {
+    return this.db.query("SELECT 1 FROM release_assets WHERE sha256 = ? AND mirrored = 1 LIMIT 1").get(sha256) !== null;
+  }
+
+  async pendingMirrorAssets(): Promise<AssetRecord[]> {
+    return (this.db.query(`${ASSET_SELECT} WHERE a.mirror_pending = 1 ORDER BY a.id`).all() as AssetRow[]).map(toAsset);
+  }
+
+  async acquireLease(name: string, owner: string, until: number, now: number): Promise<boolean> {
+    const key = `lease:${name}`;
+    const value = JSON.stringify({ owner, until });
+    return this.db.transaction(() => {
+      const row = this.db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null;
+      if (row) {
+        let held: { owner?: string; until?: number } = {};
+        try {
+          held = JSON.parse(row.value);
+        } catch {
+          // A corrupt lease is treated as free.
+        }
+        if (held.owner && held.owner !== owner && typeof held.until === "number" && held.until > now) return false;
+      }
+      this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+      return true;
+    }).immediate();
+  }
+
+  async releaseLease(name: string, owner: string): Promise<void> {
+    this.db.query("DELETE FROM meta WHERE key = ? AND json_extract(value, '$.owner') = ?").run(`lease:${name}`, owner);
+  }
+
+  // Statements, run inside the callers' transactions ---------------------------------------------------------
+
+  private byVersion(version: string): ReleaseRecord | null {
     const row = this.db.query("SELECT * FROM releases WHERE version_key = ?").get(versionKey(version)) as ReleaseRow | null;
     return row ? this.withAssets(row) : null;
   }
 
-  getById(id: number): ReleaseRecord | null {
+  private byId(id: number): ReleaseRecord | null {
     const row = this.db.query("SELECT * FROM releases WHERE id = ?").get(id) as ReleaseRow | null;
     return row ? this.withAssets(row) : null;
   }
@@ -220,8 +293,25 @@ export class ReleaseStore {
     return toRelease(row, assets);
   }
 
-  createRelease(input: NewRelease): ReleaseRecord {
-    this.generation.touch();
+  private assetById(id: number): AssetRecord | null {
+    const row = this.db.query(`${ASSET_SELECT} WHERE a.id = ?`).get(id) as AssetRow | null;
+    return row ? toAsset(row) : null;
+  }
+
+  private assetByName(releaseId: number, name: string): AssetRecord | null {
+    const row = this.db.query(`${ASSET_SELECT} WHERE a.release_id = ? AND a.name = ?`).get(releaseId, name) as AssetRow | null;
+    return row ? toAsset(row) : null;
+  }
+
+  /** The id of the release of that version: created from `put.create`, or changed by `put.change`. */
+  private putRelease(put: ReleasePut): number {
+    const existing = this.db.query("SELECT id FROM releases WHERE version_key = ?").get(versionKey(put.create.version)) as { id: number } | null;
+    if (!existing) return this.insertRelease(put.create);
+    this.updateRelease(existing.id, put.change);
+    return existing.id;
+  }
+
+  private insertRelease(input: NewRelease): number {
     const ts = this.now();
     const r = this.db
       .query(
@@ -240,10 +330,10 @@ export class ReleaseStore {
         ts,
         ts,
       ) as { id: number };
-    return this.getById(r.id)!;
+    return r.id;
   }
 
-  updateRelease(id: number, changes: ReleaseChanges): void {
+  private updateRelease(id: number, changes: ReleaseChanges): void {
     const columns: Record<keyof ReleaseChanges, string> = {
       notes: "notes",
       publishedAt: "published_at",
@@ -259,36 +349,15 @@ export class ReleaseStore {
       values.push(sqlValue(changes[k]));
     }
     if (sets.length === 0) return;
-    this.generation.touch();
     this.db.query(`UPDATE releases SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, this.now(), id);
   }
 
-  /** Deletes a release and (by cascade) its assets, tokens and counts; returns the digests it referenced. */
-  deleteRelease(id: number): string[] {
-    const shas = (this.db.query("SELECT DISTINCT sha256 FROM release_assets WHERE release_id = ? AND sha256 != ''").all(id) as Array<{ sha256: string }>).map((r) => r.sha256);
-    this.generation.touch();
-    this.db.query("DELETE FROM releases WHERE id = ?").run(id);
-    return shas;
-  }
-
-  getAsset(id: number): AssetRecord | null {
-    const row = this.db.query(`${ASSET_SELECT} WHERE a.id = ?`).get(id) as AssetRow | null;
-    return row ? toAsset(row) : null;
-  }
-
-  findAsset(releaseId: number, name: string): AssetRecord | null {
-    const row = this.db.query(`${ASSET_SELECT} WHERE a.release_id = ? AND a.name = ?`).get(releaseId, name) as AssetRow | null;
-    return row ? toAsset(row) : null;
-  }
-
-  /** Inserts the asset, or updates the one of the same name in that release; returns it. */
-  upsertAsset(releaseId: number, name: string, fields: AssetFields): AssetRecord {
-    const existing = this.findAsset(releaseId, name);
+  private upsert(releaseId: number, name: string, fields: AssetFields): AssetRecord {
+    const existing = this.assetByName(releaseId, name);
     if (existing) {
-      this.updateAsset(existing.id, fields);
-      return this.getAsset(existing.id)!;
+      this.updateAssetRow(existing.id, fields);
+      return this.assetById(existing.id)!;
     }
-    this.generation.touch();
     const ts = this.now();
     const cols = ["release_id", "name", "created_at", "updated_at"];
     const values: Array<string | number | null> = [releaseId, name, ts, ts];
@@ -300,10 +369,10 @@ export class ReleaseStore {
     const r = this.db
       .query(`INSERT INTO release_assets (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`)
       .get(...values) as { id: number };
-    return this.getAsset(r.id)!;
+    return this.assetById(r.id)!;
   }
 
-  updateAsset(id: number, fields: AssetFields): void {
+  private updateAssetRow(id: number, fields: AssetFields): void {
     const sets: string[] = [];
     const values: Array<string | number | null> = [];
     for (const [k, col] of Object.entries(ASSET_COLUMNS) as Array<[keyof AssetFields, string]>) {
@@ -312,53 +381,6 @@ export class ReleaseStore {
       values.push(sqlValue(fields[k]));
     }
     if (sets.length === 0) return;
-    this.generation.touch();
     this.db.query(`UPDATE release_assets SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...values, this.now(), id);
-  }
-
-  deleteAsset(id: number): void {
-    this.generation.touch();
-    this.db.query("DELETE FROM release_assets WHERE id = ?").run(id);
-  }
-
-  /** Whether any asset still points at these bytes (the mirror keeps one copy per digest). */
-  isShaReferenced(sha256: string): boolean {
-    return this.db.query("SELECT 1 FROM release_assets WHERE sha256 = ? AND mirrored = 1 LIMIT 1").get(sha256) !== null;
-  }
-
-  /** Assets sync still has to download, oldest first. */
-  pendingMirrorAssets(): AssetRecord[] {
-    return (this.db.query(`${ASSET_SELECT} WHERE a.mirror_pending = 1 ORDER BY a.id`).all() as AssetRow[]).map(toAsset);
-  }
-
-  // Sync lease ----------------------------------------------------------------------------------------------
-
-  /**
-   * Takes (or renews) a named lease in the meta table for `owner` until `until`: one atomic statement, so
-   * a CLI sync and a server's periodic sync on the same database never run at once. An expired lease is
-   * taken over (its holder crashed).
-   */
-  acquireLease(name: string, owner: string, until: number, now: number): boolean {
-    const key = `lease:${name}`;
-    const value = JSON.stringify({ owner, until });
-    return this.transaction(() => {
-      const row = this.db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null;
-      if (row) {
-        let held: { owner?: string; until?: number } = {};
-        try {
-          held = JSON.parse(row.value);
-        } catch {
-          // A corrupt lease is treated as free.
-        }
-        if (held.owner && held.owner !== owner && typeof held.until === "number" && held.until > now) return false;
-      }
-      this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
-      return true;
-    });
-  }
-
-  releaseLease(name: string, owner: string): void {
-    const key = `lease:${name}`;
-    this.db.query("DELETE FROM meta WHERE key = ? AND json_extract(value, '$.owner') = ?").run(key, owner);
   }
 }

@@ -1,0 +1,60 @@
+/**
+ * Clients that report heartbeats, and the per-minute online series: the heartbeats feature's port. The
+ * embedded default is SQLite (store/sqlite/clients.ts), which appends reports to a journal (one fsync per
+ * batch) and folds them into one row per client in the background; a backend that writes rows directly has
+ * nothing to fold.
+ */
+
+/** One client's reports of a batch, merged: earliest and latest time, fields from the latest report that had them. */
+export interface ClientReport {
+  clientId: string;
+  firstAt: number;
+  at: number;
+  /** Reports merged into this one. */
+  count: number;
+  app: string | null;
+  version: string | null;
+  platform: string | null;
+  arch: string | null;
+  runtime: string | null;
+  locale: string | null;
+}
+
+/** Online clients with the same reported fields, and how many. */
+export interface ClientGroup {
+  app: string;
+  version: string;
+  platform: string;
+  arch: string;
+  runtime: string;
+  locale: string;
+  clients: number;
+}
+
+export interface OnlineSample {
+  minute: number;
+  online: number;
+}
+
+export interface ClientRepository {
+  /** Records a batch of reports, durably, in one commit (at most one entry per client id). */
+  append(reports: readonly ClientReport[]): Promise<void>;
+  /**
+   * Brings the client rows up to date with every report appended, at most `maxChunks` units of work at a time
+   * (a server folds in the background and yields between them). Returns how many reports it moved; reads fold
+   * first, so they always see every acknowledged report.
+   */
+  fold(maxChunks?: number): Promise<number>;
+  /** Clients seen at or after `since`. */
+  onlineCount(since: number): Promise<number>;
+  onlineGroups(since: number): Promise<ClientGroup[]>;
+  /** Every client ever seen (and not pruned). */
+  knownCount(): Promise<number>;
+  /** Forgets clients last seen before `seenBefore`; returns how many. */
+  pruneClients(seenBefore: number): Promise<number>;
+  /** Records the online count of a minute; a second sample of the same minute keeps the peak. */
+  recordSamples(samples: readonly OnlineSample[]): Promise<void>;
+  /** Samples with `from <= minute < toExclusive`, oldest first. */
+  samples(from: number, toExclusive: number): Promise<OnlineSample[]>;
+  pruneSeries(before: number): Promise<number>;
+}

@@ -1,0 +1,221 @@
+/**
+ * What every ReleaseRepository and DownloadRepository must do, written against the interfaces only: a backend's
+ * test file calls `releaseRepositoryConformance` with a way to open an empty store of both.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import type { DownloadRepository } from "../../src/site/downloads/download-repository";
+import type { NewRelease, ReleaseRepository } from "../../src/site/releases/release-repository";
+
+export interface ReleaseRepositoryFixture {
+  releases: ReleaseRepository;
+  downloads: DownloadRepository;
+  /** How many committed changes the repository reported (its change-feed touches). */
+  changes(): number;
+  close(): Promise<void> | void;
+}
+
+const SHA_A = "a".repeat(64);
+const SHA_B = "b".repeat(64);
+const rel = (version: string, more: Partial<NewRelease> = {}): NewRelease => ({ version, publishedAt: "2026-01-01T00:00:00Z", ...more });
+const put = (version: string, more: Partial<NewRelease> = {}) => ({ create: rel(version, more), change: more });
+const mirrored = (sha: string, size = 10) => ({ sha256: sha, size, mirrored: true, upstreamUrl: null });
+
+export function releaseRepositoryConformance(backend: string, make: () => Promise<ReleaseRepositoryFixture>): void {
+  describe(`ReleaseRepository conformance: ${backend}`, () => {
+    let fx: ReleaseRepositoryFixture | null = null;
+    const open = async () => (fx = await make());
+    afterEach(async () => {
+      await fx?.close();
+      fx = null;
+    });
+
+    test("create stores the metadata; the same version in another spelling is refused (null)", async () => {
+      const { releases } = await open();
+      const made = await releases.create(rel("v1.2.0", { notes: "n", minAppVersion: "1.0.0", prerelease: true, origin: "github", remoteId: 7 }));
+      expect(made).toMatchObject({ version: "v1.2.0", notes: "n", minAppVersion: "1.0.0", prerelease: true, origin: "github", remoteId: 7, assets: [] });
+      expect(await releases.create(rel("1.2.0"))).toBeNull();
+      expect(await releases.get("1.2.0")).toEqual(made);
+      expect(await releases.getById(made!.id)).toEqual(made);
+      expect(await releases.get("9.9.9")).toBeNull();
+      expect(await releases.getById(123456)).toBeNull();
+    });
+
+    test("put creates, then changes only what `change` holds", async () => {
+      const { releases } = await open();
+      const first = await releases.put(put("2.0.0", { notes: "first" }));
+      const again = await releases.put({ create: rel("2.0.0", { notes: "ignored" }), change: { minAppVersion: "1.5.0" } });
+      expect(again.id).toBe(first.id);
+      expect(again).toMatchObject({ notes: "first", minAppVersion: "1.5.0", publishedAt: first.publishedAt });
+      expect(await releases.list()).toHaveLength(1);
+    });
+
+    test("publish upserts assets by name atomically, keeps an operator's classification, reports replaced bytes", async () => {
+      const { releases } = await open();
+      const classification = { platform: "windows" as const, arch: "x64" as const, fileType: "exe" };
+      const first = await releases.publish(put("1.0.0"), [
+        { name: "a.exe", classification, fields: mirrored(SHA_A) },
+        { name: "b.txt", classification: { platform: "" as const, arch: "" as const, fileType: "txt" }, fields: { sha256: "", size: null, mirrored: false, upstreamUrl: "https://example.invalid/b" } },
+      ]);
+      expect(first.replaced).toEqual([]);
+      expect(first.release.assets.map((a) => [a.name, a.platform, a.sha256, a.mirrored, a.downloads])).toEqual([
+        ["a.exe", "windows", SHA_A, true, 0],
+        ["b.txt", "", "", false, 0],
+      ]);
+      const a = first.release.assets[0]!;
+      await releases.updateAsset(a.id, { platform: "linux", classifiedByOperator: true });
+      const second = await releases.publish(put("1.0.0"), [{ name: "a.exe", classification, fields: mirrored(SHA_B) }]);
+      expect(second.replaced).toEqual([SHA_A]);
+      const after = second.release.assets.find((x) => x.name === "a.exe")!;
+      expect(after).toMatchObject({ id: a.id, platform: "linux", classifiedByOperator: true, sha256: SHA_B });
+      expect(second.release.assets).toHaveLength(2);
+      expect(await releases.isShaReferenced(SHA_A)).toBe(false);
+      expect(await releases.isShaReferenced(SHA_B)).toBe(true);
+    });
+
+    test("putAsset adds or replaces one asset and names the bytes it stopped using", async () => {
+      const { releases } = await open();
+      const r = (await releases.create(rel("1.0.0")))!;
+      const c = { platform: "" as const, arch: "" as const, fileType: "zip" };
+      const added = await releases.putAsset(r.id, { name: "web-1.0.0.zip", classification: c, fields: mirrored(SHA_A, 5) });
+      expect(added.replaced).toEqual([]);
+      expect(added.asset).toMatchObject({ releaseId: r.id, name: "web-1.0.0.zip", size: 5, sha256: SHA_A });
+      const same = await releases.putAsset(r.id, { name: "web-1.0.0.zip", classification: c, fields: mirrored(SHA_A, 5) });
+      expect(same.replaced).toEqual([]);
+      const replaced = await releases.putAsset(r.id, { name: "web-1.0.0.zip", classification: c, fields: { sha256: "", size: null, mirrored: false, upstreamUrl: "https://example.invalid/x" } });
+      expect(replaced.replaced).toEqual([SHA_A]);
+      expect(await releases.findAsset(r.id, "web-1.0.0.zip")).toEqual(replaced.asset);
+      expect(await releases.getAsset(replaced.asset.id)).toEqual(replaced.asset);
+      expect(await releases.findAsset(r.id, "nope")).toBeNull();
+    });
+
+    test("applyBatch creates and updates releases and assets in one step and says what it did", async () => {
+      const { releases } = await open();
+      const existing = (await releases.create(rel("1.0.0", { origin: "github", remoteId: 1 })))!;
+      const { asset } = await releases.putAsset(existing.id, { name: "x.dmg", classification: {}, fields: { sha256: "", mirrorPending: true, remoteId: 11 } });
+      const result = await releases.applyBatch([
+        { version: "1.0.0", existingId: existing.id, create: null, update: { notes: "changed" }, assets: [{ existingId: asset.id, name: "x.dmg", fields: { remoteSize: 99 } }] },
+        { version: "1.1.0", existingId: null, create: rel("1.1.0", { origin: "github", remoteId: 2 }), update: {}, assets: [{ existingId: null, name: "y.AppImage", fields: { mirrorPending: true, remoteId: 21 } }] },
+      ]);
+      expect(result).toEqual({ created: ["1.1.0"], updated: ["1.0.0"], assetsAdded: 1, assetsUpdated: 1 });
+      expect((await releases.get("1.0.0"))!.notes).toBe("changed");
+      expect((await releases.getAsset(asset.id))!.remoteSize).toBe(99);
+      expect((await releases.get("1.1.0"))!.assets.map((a) => a.name)).toEqual(["y.AppImage"]);
+      expect((await releases.pendingMirrorAssets()).map((a) => a.name)).toEqual(["x.dmg", "y.AppImage"]);
+    });
+
+    test("a failing batch changes nothing", async () => {
+      const { releases } = await open();
+      await releases.create(rel("1.0.0"));
+      const before = await releases.list();
+      await expect(
+        releases.applyBatch([
+          { version: "2.0.0", existingId: null, create: rel("2.0.0"), update: {}, assets: [] },
+          { version: "1.0.0", existingId: null, create: rel("1.0.0"), update: {}, assets: [] }, // the version exists: refused
+        ]),
+      ).rejects.toThrow();
+      expect(await releases.list()).toEqual(before);
+    });
+
+    test("list is newest first; delete takes the assets along and returns their digests", async () => {
+      const { releases } = await open();
+      const one = (await releases.publish(put("1.0.0"), [{ name: "a", classification: {}, fields: mirrored(SHA_A) }])).release;
+      await releases.create(rel("2.0.0"));
+      expect((await releases.list()).map((r) => r.version)).toEqual(["2.0.0", "1.0.0"]);
+      expect(await releases.delete(one.id)).toEqual([SHA_A]);
+      expect(await releases.getAsset(one.assets[0]!.id)).toBeNull();
+      expect((await releases.list()).map((r) => r.version)).toEqual(["2.0.0"]);
+    });
+
+    test("every committed write is reported as a change; reads are not", async () => {
+      const { releases, changes } = await open();
+      const start = changes();
+      const r = (await releases.create(rel("1.0.0")))!;
+      await releases.update(r.id, { notes: "x" });
+      const { asset } = await releases.putAsset(r.id, { name: "a", classification: {}, fields: {} });
+      await releases.updateAsset(asset.id, { size: 1 });
+      await releases.deleteAsset(asset.id);
+      await releases.delete(r.id);
+      const writes = changes() - start;
+      expect(writes).toBeGreaterThanOrEqual(6);
+      await releases.list();
+      await releases.get("1.0.0");
+      expect(changes() - start).toBe(writes);
+    });
+
+    test("the sync lease: one holder at a time, taken over once expired, renewed by its holder, released only by it", async () => {
+      const { releases } = await open();
+      expect(await releases.acquireLease("sync", "a", 2000, 1000)).toBe(true);
+      expect(await releases.acquireLease("sync", "b", 2500, 1500)).toBe(false);
+      expect(await releases.acquireLease("sync", "a", 3000, 1500)).toBe(true);
+      await releases.releaseLease("sync", "b");
+      expect(await releases.acquireLease("sync", "b", 4000, 2000)).toBe(false);
+      expect(await releases.acquireLease("sync", "b", 5000, 3000)).toBe(true); // a's lease ran out at 3000
+      await releases.releaseLease("sync", "b");
+      expect(await releases.acquireLease("sync", "a", 6000, 3001)).toBe(true);
+    });
+  });
+
+  describe(`DownloadRepository conformance: ${backend}`, () => {
+    let fx: ReleaseRepositoryFixture | null = null;
+    afterEach(async () => {
+      await fx?.close();
+      fx = null;
+    });
+    const assetOf = async () => {
+      fx = await make();
+      const r = (await fx.releases.publish(put("1.0.0"), [{ name: "a.zip", classification: {}, fields: mirrored(SHA_A) }])).release;
+      return { ...fx, assetId: r.assets[0]!.id, releaseId: r.id };
+    };
+    const token = (assetId: number, tokenHash = "h".repeat(64), expiresAt = 10_000) => ({ tokenHash, assetId, sha256: SHA_A, createdAt: 1000, expiresAt });
+
+    test("a token reads back; unknown hashes are null", async () => {
+      const { downloads, assetId } = await assetOf();
+      await downloads.insertToken(token(assetId));
+      expect(await downloads.getToken("h".repeat(64))).toEqual({ ...token(assetId), consumedAt: null, counted: false });
+      expect(await downloads.getToken("z".repeat(64))).toBeNull();
+    });
+
+    test("a token is consumed once, however many requests race for it", async () => {
+      const { downloads, assetId } = await assetOf();
+      await downloads.insertToken(token(assetId));
+      const wins = await Promise.all(Array.from({ length: 20 }, (_, i) => downloads.consumeToken("h".repeat(64), 2000 + i)));
+      expect(wins.filter(Boolean)).toHaveLength(1);
+      expect((await downloads.getToken("h".repeat(64)))!.consumedAt).toBe(2000 + wins.indexOf(true));
+    });
+
+    test("a download counts once per token, per UTC day of the asset", async () => {
+      const { downloads, releases, assetId } = await assetOf();
+      const day = Date.parse("2026-03-01T12:00:00Z");
+      await downloads.insertToken(token(assetId, "1".repeat(64)));
+      await downloads.insertToken(token(assetId, "2".repeat(64)));
+      await downloads.insertToken(token(assetId, "3".repeat(64)));
+      const counted = await Promise.all([1, 2, 3, 4].map(() => downloads.countDownloadOnce("1".repeat(64), assetId, day)));
+      expect(counted.filter(Boolean)).toHaveLength(1);
+      expect(await downloads.countDownloadOnce("2".repeat(64), assetId, day + 1000)).toBe(true);
+      expect(await downloads.countDownloadOnce("3".repeat(64), assetId, day + 86_400_000)).toBe(true);
+      expect(await downloads.downloadsByDay(assetId)).toEqual([
+        { day: "2026-03-01", count: 2 },
+        { day: "2026-03-02", count: 1 },
+      ]);
+      expect((await releases.getAsset(assetId))!.downloads).toBe(3);
+    });
+
+    test("purge forgets tokens that expired before the bound, not the others", async () => {
+      const { downloads, assetId } = await assetOf();
+      await downloads.insertToken(token(assetId, "1".repeat(64), 5000));
+      await downloads.insertToken(token(assetId, "2".repeat(64), 6000));
+      expect(await downloads.purgeTokens(5500)).toBe(1);
+      expect(await downloads.getToken("1".repeat(64))).toBeNull();
+      expect(await downloads.getToken("2".repeat(64))).not.toBeNull();
+    });
+
+    test("deleting a release takes its tokens and counts along", async () => {
+      const { downloads, releases, assetId, releaseId } = await assetOf();
+      await downloads.insertToken(token(assetId));
+      await downloads.countDownloadOnce("h".repeat(64), assetId, 1000);
+      await releases.delete(releaseId);
+      expect(await downloads.getToken("h".repeat(64))).toBeNull();
+      expect(await downloads.downloadsByDay(assetId)).toEqual([]);
+    });
+  });
+}
