@@ -26,6 +26,8 @@ export class GroupCommit<T> {
   private closed = false;
   /** The batch being written by an asynchronous writeBatch; at most one at a time, in order. */
   private inFlight: Promise<void> | null = null;
+  /** What has been committed so far (for metrics and tests). */
+  readonly written = { batches: 0, items: 0 };
 
   constructor(
     /** Writes one batch atomically. Synchronous (SQLite) or asynchronous (a database over the network). */
@@ -72,12 +74,28 @@ export class GroupCommit<T> {
       return Promise.resolve();
     }
     if (!(written instanceof Promise)) {
+      this.count(items.length);
       for (const w of waiters) w.resolve();
+      return Promise.resolve();
+    }
+    // An asynchronous writer over a synchronous store (SQLite behind an async port) returns a promise that is
+    // already settled: answer the waiters now instead of holding the next batch behind a chain of reactions.
+    const status = Bun.peek.status(written);
+    if (status !== "pending") {
+      if (status === "fulfilled") {
+        this.count(items.length);
+        for (const w of waiters) w.resolve();
+      } else {
+        const err = Bun.peek(written);
+        written.catch(() => {});
+        for (const w of waiters) w.reject(err);
+      }
       return Promise.resolve();
     }
     this.inFlight = written
       .then(
         () => {
+          this.count(items.length);
           for (const w of waiters) w.resolve();
         },
         (err) => {
@@ -96,6 +114,11 @@ export class GroupCommit<T> {
   async close(): Promise<void> {
     this.closed = true;
     await this.flush();
+  }
+
+  private count(items: number): void {
+    this.written.batches += 1;
+    this.written.items += items;
   }
 
   private schedule(): void {

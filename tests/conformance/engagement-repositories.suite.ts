@@ -108,10 +108,28 @@ export function engagementRepositoriesConformance(backend: string, make: () => P
     test("fold reports how much it moved and nothing is lost either way", async () => {
       const { clients } = await open();
       await clients.append(Array.from({ length: 50 }, (_, i) => report(`c${i}`, 1000 + i)));
-      const moved = await clients.fold();
-      expect(moved === 0 || moved === 50).toBe(true);
-      expect(await clients.fold()).toBe(0);
+      const first = await clients.fold();
+      expect(first.moved === 0 || first.moved === 50).toBe(true);
+      expect(first.more).toBe(false);
+      expect(await clients.fold()).toEqual({ moved: 0, more: false });
       expect(await clients.knownCount()).toBe(50);
+    });
+
+    test("a fold limited to one unit of work says whether more is left, and folding until it is not moves everything", async () => {
+      const { clients } = await open();
+      const n = 1500;
+      await clients.append(Array.from({ length: n }, (_, i) => report(`m${i}`, 1000 + i)));
+      let moved = 0;
+      let rounds = 0;
+      for (let r = await clients.fold(1); ; r = await clients.fold(1)) {
+        moved += r.moved;
+        rounds += 1;
+        if (!r.more) break;
+        expect(rounds).toBeLessThan(n);
+      }
+      expect(moved === 0 || moved === n).toBe(true);
+      expect(await clients.fold(1)).toEqual({ moved: 0, more: false });
+      expect(await clients.knownCount()).toBe(n);
     });
 
     test("pruning forgets clients last seen before the bound", async () => {

@@ -19,10 +19,10 @@ test("appended heartbeats wait in the journal until a fold, which empties it", a
   await store.append([beat("a", 1000, { version: "1.0.0" }), beat("b", 1000)]);
   expect(journal()).toBe(2);
   expect(client("a")).toBeNull();
-  expect(store.foldNow()).toBe(2);
+  expect(store.foldNow()).toEqual({ moved: 2, more: false });
   expect(journal()).toBe(0);
   expect(client("a")).toMatchObject({ version: "1.0.0", count: 1, first_seen: 1000, last_seen: 1000 });
-  expect(store.foldNow()).toBe(0);
+  expect(store.foldNow()).toEqual({ moved: 0, more: false });
 });
 
 test("several batches of one client fold into one row: counts add, unsent fields keep their value, first_seen stays", async () => {
@@ -37,9 +37,9 @@ test("several batches of one client fold into one row: counts add, unsent fields
 test("a fold in chunks smaller than the journal still takes every row, in order", async () => {
   const { store, journal, client, db } = setup();
   for (let i = 0; i < 10; i++) await store.append([beat(`c${i % 3}`, 1000 + i, { version: `1.0.${i}` })]);
-  expect(store.foldNow(4, 1)).toBe(4); // one chunk only: what a background fold does per turn of the loop
+  expect(store.foldNow(4, 1)).toEqual({ moved: 4, more: true }); // one chunk only: what a background fold does per turn of the loop
   expect(journal()).toBe(6);
-  expect(store.foldNow(4)).toBe(6);
+  expect(store.foldNow(4)).toEqual({ moved: 6, more: false });
   expect(journal()).toBe(0);
   expect((db.query("SELECT SUM(count) AS n FROM clients").get() as { n: number }).n).toBe(10);
   expect(client("c0")).toMatchObject({ version: "1.0.9", count: 4 });

@@ -36,15 +36,22 @@ export interface OnlineSample {
   online: number;
 }
 
+export interface FoldResult {
+  moved: number;
+  more: boolean;
+}
+
 export interface ClientRepository {
   /** Records a batch of reports, durably, in one commit (at most one entry per client id). */
   append(reports: readonly ClientReport[]): Promise<void>;
   /**
    * Brings the client rows up to date with every report appended, at most `maxChunks` units of work at a time
-   * (a server folds in the background and yields between them). Returns how many reports it moved; reads fold
-   * first, so they always see every acknowledged report.
+   * (a server folds in the background and yields between them). Returns how many reports it moved and whether
+   * it stopped at `maxChunks` with work possibly left (a background fold goes on only then: reports that keep
+   * arriving under load wait for the next round instead of making every turn of the event loop fold a few).
+   * Reads fold first, so they always see every acknowledged report.
    */
-  fold(maxChunks?: number): Promise<number>;
+  fold(maxChunks?: number): Promise<FoldResult>;
   /** Clients seen at or after `since`. */
   onlineCount(since: number): Promise<number>;
   onlineGroups(since: number): Promise<ClientGroup[]>;

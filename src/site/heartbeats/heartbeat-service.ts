@@ -7,7 +7,7 @@
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
 import { GroupCommit } from "../../store/group-commit";
-import type { ClientRepository } from "./client-repository";
+import type { ClientRepository, FoldResult } from "./client-repository";
 import { mergeHeartbeats, type HeartbeatRecord } from "./heartbeat-input";
 
 /**
@@ -20,18 +20,18 @@ const FOLD_EVERY_MS = 1000;
 export class HeartbeatService {
   private readonly writer: GroupCommit<HeartbeatRecord>;
   /** Committed batches and the heartbeats in them since start (for metrics, and to see grouping work). */
-  readonly totals = { batches: 0, heartbeats: 0 };
+  get totals(): { batches: number; heartbeats: number } {
+    return { batches: this.writer.written.batches, heartbeats: this.writer.written.items };
+  }
   private foldTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly store: ClientRepository,
     private readonly log: Logger,
   ) {
-    this.writer = new GroupCommit<HeartbeatRecord>(async (items) => {
-      await store.append(mergeHeartbeats(items));
-      this.totals.batches += 1;
-      this.totals.heartbeats += items.length;
-    }, BATCH);
+    // The repository's promise is handed straight to the group commit: SQLite's is already settled, and the
+    // group commit answers such a batch at once.
+    this.writer = new GroupCommit<HeartbeatRecord>((items) => store.append(mergeHeartbeats(items)), BATCH);
   }
 
   /** Resolves once the heartbeat is durable; a failed or refused write is a 503 the client may retry. */
@@ -62,19 +62,19 @@ export class HeartbeatService {
     if (this.folding) return;
     this.folding = true;
     try {
-      while ((await this.fold(1)) > 0) await new Promise((resolve) => setImmediate(resolve));
+      while ((await this.fold(1)).more) await new Promise((resolve) => setImmediate(resolve));
     } finally {
       this.folding = false;
     }
   }
 
-  private async fold(maxChunks = Number.POSITIVE_INFINITY): Promise<number> {
+  private async fold(maxChunks = Number.POSITIVE_INFINITY): Promise<FoldResult> {
     try {
       return await this.store.fold(maxChunks);
     } catch (err) {
       // Nothing is lost: the rows stay in the journal for the next fold.
       this.log.warn("heartbeat fold failed", { error: (err as Error).message });
-      return 0;
+      return { moved: 0, more: false };
     }
   }
 

@@ -3,7 +3,7 @@
  * into `clients` (one row per client id) in large chunks that share pages; plus the per-minute online series.
  */
 import type { Database } from "bun:sqlite";
-import type { ClientGroup, ClientReport, ClientRepository, OnlineSample } from "../../site/heartbeats/client-repository";
+import type { ClientGroup, ClientReport, ClientRepository, FoldResult, OnlineSample } from "../../site/heartbeats/client-repository";
 
 /** Rows folded per transaction: small enough that one holds the event loop only a few milliseconds (~10 µs a row). */
 export const FOLD_CHUNK = 512;
@@ -47,20 +47,20 @@ export class SqliteClientRepository implements ClientRepository {
    * Moves journalled heartbeats into `clients`, up to `chunk` rows per transaction, until the journal is empty.
    * Every read of `clients` folds first, so readers (another process too) see every acknowledged heartbeat.
    * At most `maxChunks` transactions (a server folding in the background yields between them). Returns the
-   * rows folded.
+   * rows folded, and whether a full last chunk may have left more behind.
    */
-  async fold(maxChunks = Number.POSITIVE_INFINITY): Promise<number> {
+  async fold(maxChunks = Number.POSITIVE_INFINITY): Promise<FoldResult> {
     return this.foldNow(FOLD_CHUNK, maxChunks);
   }
 
   /** `fold`, synchronously (readers fold first within their own call); `chunk` rows per transaction. */
-  foldNow(chunk = FOLD_CHUNK, maxChunks = Number.POSITIVE_INFINITY): number {
+  foldNow(chunk = FOLD_CHUNK, maxChunks = Number.POSITIVE_INFINITY): FoldResult {
     const take = this.db.query(
       "SELECT client_id, first_at, at, app, version, platform, arch, runtime, locale, count, id FROM heartbeat_journal ORDER BY id LIMIT ?",
     );
     const drop = this.db.query("DELETE FROM heartbeat_journal WHERE id <= ?");
     // Nothing journalled (the usual case between heartbeats): no write lock, no pragma.
-    if (this.db.query("SELECT 1 FROM heartbeat_journal LIMIT 1").get() === null) return 0;
+    if (this.db.query("SELECT 1 FROM heartbeat_journal LIMIT 1").get() === null) return { moved: 0, more: false };
     let total = 0;
     // A fold needs no fsync of its own: it moves rows within the database in one transaction, so losing it to a
     // power cut loses nothing (the journal rows come back with it), and the next heartbeat commit's fsync makes
@@ -80,9 +80,9 @@ export class SqliteClientRepository implements ClientRepository {
           })
           .immediate();
         total += folded;
-        if (folded < chunk) return total;
+        if (folded < chunk) return { moved: total, more: false };
       }
-      return total;
+      return { moved: total, more: true };
     } finally {
       if (relax) this.db.exec("PRAGMA synchronous = FULL");
     }
