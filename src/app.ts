@@ -24,8 +24,6 @@ import { GATEWAY_DOCS } from "./http/openapi-contract";
 import { requestLog, UNMATCHED_ROUTE } from "./http/request-log";
 import { createWebState } from "./http/web-state";
 import { siteRoutes } from "./site/routes";
-import { schemaVersion } from "./store/sqlite/db";
-import { SCHEMA_VERSION } from "./store/sqlite/migrations";
 
 function gatewayRoutes(deps: AppDeps) {
   const app = new Elysia({ name: "gateway" });
@@ -58,11 +56,10 @@ export function createApp(deps: AppDeps) {
     })
     .use(landingRoutes(deps.config))
     .get("/healthz", () => ({ status: "ok" }))
-    .get("/readyz", ({ set }) => {
+    .get("/readyz", async ({ set }) => {
       try {
-        const version = schemaVersion(deps.db);
-        if (version !== SCHEMA_VERSION) throw new Error(`schema ${version}, expected ${SCHEMA_VERSION}`);
-        return { status: "ready", schemaVersion: version };
+        const { schemaVersion } = await deps.stores.ready();
+        return { status: "ready", schemaVersion };
       } catch (err) {
         set.status = 503;
         return new AppError("service_unavailable", `Not ready: ${(err as Error).message}`).toBody();

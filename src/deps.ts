@@ -1,9 +1,8 @@
 /**
- * Wires the parts of a running Gantry together: the database and its repositories, the key cache, the
+ * Wires the parts of a running Gantry together: the stores (repositories), the key cache, the
  * limiter, the upstream client and the settlement of usage. createApp() takes the result; tests build it
  * with an in-memory database and a fake upstream.
  */
-import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { Config } from "./config";
 import type { AdmissionDeps } from "./gateway/limits/admission";
@@ -19,17 +18,10 @@ import { AdminAuth } from "./http/admin-auth";
 import { FailureThrottle } from "./http/throttle";
 import type { Metrics } from "./http/metrics";
 import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
-import { openDatabase } from "./store/sqlite/db";
-import { SqliteKeyRepository } from "./store/sqlite/keys";
-import { SqliteUsageLedger } from "./store/sqlite/ledger";
-import { SqliteReleaseRepository } from "./store/sqlite/releases";
-import { SqliteDownloadRepository } from "./store/sqlite/downloads";
-import { SqliteAnnouncementRepository } from "./store/sqlite/announcements";
-import { SqliteClientRepository } from "./store/sqlite/clients";
+import { openSqliteStores } from "./store/sqlite/stores";
+import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
 import type { UsageLedger } from "./gateway/usage/ledger-repository";
-import { SqliteMetaRepository } from "./store/sqlite/meta";
-import { SqliteChangeFeed } from "./store/sqlite/change-feed";
 import type { ChangeFeed } from "./store/change-feed";
 import { FileSystemMirror } from "./store/files/fs-mirror";
 import type { Mirror } from "./site/downloads/mirror";
@@ -39,7 +31,8 @@ import { createReleaseServices, type ReleaseServices } from "./site/releases/rel
 
 export interface AppDeps {
   config: Config;
-  db: Database;
+  /** Every record, behind the repositories' interfaces (SQLite in the data dir by default). */
+  stores: Stores;
   meta: MetaRepository;
   /** How changes to keys, releases and announcements reach this process's caches. */
   changes: ChangeFeed;
@@ -62,14 +55,15 @@ export interface AppDeps {
   metrics?: Metrics;
   log: Logger;
   now: () => number;
-  /** Stops timers and commits pending writes; the database stays open (the caller owns it). */
+  /** Stops timers, commits pending writes and closes the stores (also stores handed in DepsOptions). */
   close(): Promise<void>;
 }
 
 export interface DepsOptions {
-  /** ":memory:" for tests; default `<dataDir>/gantry.db`. */
+  /** The records' backend; default SQLite at `databasePath`. Closed by AppDeps.close(). */
+  stores?: Stores;
+  /** For the default SQLite stores: ":memory:" for tests; default `<dataDir>/gantry.db`. */
   databasePath?: string;
-  db?: Database;
   /** Refuse to create the database: DatabaseMissingError when there is none (the CLI's commands other than serve). */
   existingDatabaseOnly?: boolean;
   log?: Logger;
@@ -89,11 +83,15 @@ export function databasePathOf(config: Config): string {
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<AppDeps> {
   const now = options.now ?? Date.now;
   const log = options.log ?? createLogger(config.logLevel);
-  const db = options.db ?? openDatabase(options.databasePath ?? databasePathOf(config), { existingOnly: options.existingDatabaseOnly });
-  const meta = new SqliteMetaRepository(db);
-  const changes = new SqliteChangeFeed(db, { onError: (err) => log.warn("change feed read failed", { error: (err as Error).message }) });
-  const keys = new SqliteKeyRepository(db, now);
-  const ledger = new SqliteUsageLedger(db);
+  const stores =
+    options.stores ??
+    openSqliteStores({
+      path: options.databasePath ?? databasePathOf(config),
+      existingOnly: options.existingDatabaseOnly,
+      now,
+      onChangeFeedError: (err) => log.warn("change feed read failed", { error: (err as Error).message }),
+    });
+  const { meta, changes, keys, ledger } = stores;
   // Injected (a shared limiter lets several instances enforce one set of limits); in-process by default.
   const limiter = options.limiter ?? new InProcessLimiter();
   const keyCache = new KeyCache(keys, changes, {
@@ -101,7 +99,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     afterReload: (ids) => limiter.forget(ids),
     onError: (err) => log.warn("key reload failed", { error: (err as Error).message }),
   });
-  await keyCache.start();
+  try {
+    await keyCache.start();
+  } catch (err) {
+    await stores.close();
+    throw err;
+  }
   const priceOf = createPriceLookup(config.prices);
   // Assigned below, once the services its scrape-time values come from exist.
   let metrics: Metrics | undefined;
@@ -120,17 +123,14 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     fetch: options.fetch,
   });
   const mirror = options.mirror ?? new FileSystemMirror(join(config.dataDir, "mirror"));
-  const releaseRepository = new SqliteReleaseRepository(db, now, () => changes.touch("releases"));
-  const ctx = { config, db, meta, changes, releases: releaseRepository, downloads: new SqliteDownloadRepository(db),
-    announcements: new SqliteAnnouncementRepository(db, () => changes.touch("announcements")),
-    clients: new SqliteClientRepository(db),
-    mirror, log, now, fetch: options.fetch ?? fetch };
+  const ctx = { config, meta, changes, releases: stores.releases, downloads: stores.downloads, announcements: stores.announcements,
+    clients: stores.clients, mirror, log, now, fetch: options.fetch ?? fetch };
   const releases = createReleaseServices(ctx);
   const engagement = createEngagementServices(ctx);
   metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement));
   return {
     config,
-    db,
+    stores,
     meta,
     changes,
     keys,
@@ -153,8 +153,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     async close() {
       keyCache.stop();
       releases.close();
-      changes.close();
-      await Promise.all([engagement.close(), ledger.close()]);
+      await engagement.close();
+      await stores.close();
     },
   };
 }

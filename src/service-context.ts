@@ -1,5 +1,4 @@
-/** What a feature's services are built from: the shared store handle, settings, logger and clock. */
-import type { Database } from "bun:sqlite";
+/** What a feature's services are built from: the repositories they use, settings, logger and clock. */
 import type { Config } from "./config";
 import type { Logger } from "./log";
 import type { MetaRepository } from "./store/meta-repository";
@@ -12,7 +11,6 @@ import type { ClientRepository } from "./site/heartbeats/client-repository";
 
 export interface ServiceContext {
   config: Config;
-  db: Database;
   meta: MetaRepository;
   /** Change notification for keys, releases and announcements (any process, any instance). */
   changes: ChangeFeed;

@@ -103,7 +103,6 @@ export async function withStore<T>(values: Record<string, unknown>, fn: (deps: A
     return await fn(deps);
   } finally {
     await deps.close();
-    deps.db.close();
   }
 }
 

@@ -40,7 +40,6 @@ export function waitForSignals(running: RunningServer, deps: AppDeps, onStopped:
       // runs on the next turn of the event loop: let it run before the process exits.
       await new Promise((resolve) => setImmediate(resolve));
       onStopped();
-      deps.db.close();
       deps.log.info("stopped");
       resolve(0);
     };

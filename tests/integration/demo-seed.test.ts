@@ -103,7 +103,7 @@ test("the online sample clients report through the heartbeat service, as real on
 });
 
 test("seeding again (a kept data dir) adds no second helping of clients or traffic", async () => {
-  const rows = () => (g.deps.db.query("SELECT COUNT(*) AS n FROM usage_ledger").get() as { n: number }).n;
+  const rows = () => (g.db.query("SELECT COUNT(*) AS n FROM usage_ledger").get() as { n: number }).n;
   const before = rows();
   const again = await seedDemo(g.deps);
   again.stop();

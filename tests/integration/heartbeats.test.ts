@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 afterEach(() => {
   clock = T0;
-  g.deps.db.exec("DELETE FROM clients; DELETE FROM heartbeat_journal");
+  g.db.exec("DELETE FROM clients; DELETE FROM heartbeat_journal");
 });
 
 function beat(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
@@ -37,8 +37,8 @@ function beat(body: unknown, headers: Record<string, string> = {}): Promise<Resp
 
 /** The clients table once the journal is folded into it (what every reader of it sees). */
 function folded() {
-  new SqliteClientRepository(g.deps.db).foldNow();
-  return g.deps.db;
+  new SqliteClientRepository(g.db).foldNow();
+  return g.db;
 }
 function row(clientId: string): any {
   return folded().query("SELECT * FROM clients WHERE client_id = ?").get(clientId);
@@ -94,9 +94,9 @@ describe("acknowledgement", () => {
   });
   test("no IP address or user agent is stored", async () => {
     await beat({ clientId: "private", ip: "203.0.113.9", userAgent: "Secret/1.0" }, { "user-agent": "Secret/1.0", "x-forwarded-for": "203.0.113.9" });
-    const cols = (g.deps.db.query("PRAGMA table_info(clients)").all() as Array<{ name: string }>).map((c) => c.name);
+    const cols = (g.db.query("PRAGMA table_info(clients)").all() as Array<{ name: string }>).map((c) => c.name);
     expect(cols.sort()).toEqual(["app", "arch", "client_id", "count", "first_seen", "last_seen", "locale", "platform", "runtime", "version"]);
-    const journalled = JSON.stringify(g.deps.db.query("SELECT * FROM heartbeat_journal").all());
+    const journalled = JSON.stringify(g.db.query("SELECT * FROM heartbeat_journal").all());
     expect(journalled).not.toContain("203.0.113.9");
     expect(journalled).not.toContain("Secret");
     const dump = JSON.stringify(folded().query("SELECT * FROM clients").all());

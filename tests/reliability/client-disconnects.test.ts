@@ -304,7 +304,7 @@ describe("in this process", () => {
       );
       expect(grown.filter((t) => t.delta > OBJECT_MARGIN)).toEqual([]);
       await g.deps.ledger.flush();
-      checkLedger(g.deps.db, prefix, outcomes);
+      checkLedger(g.db, prefix, outcomes);
     } finally {
       await g.stop();
       await upstream.close();

@@ -7,6 +7,8 @@ import { createDeps, type AppDeps } from "../../src/deps";
 import { createLogger, silentLogger, type Logger } from "../../src/log";
 import { startServer, type RunningServer } from "../../src/server";
 import type { KeyFields } from "../../src/gateway/keys/key-repository";
+import { openSqliteStores } from "../../src/store/sqlite/stores";
+import type { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +18,8 @@ export const TEST_ADMIN_TOKEN = "gat-test-admin-token-0123456789abcdef";
 export interface Gantry {
   url: string;
   deps: AppDeps;
+  /** The SQLite database under the stores, for tests that look at rows (open until stop()). */
+  db: Database;
   running: RunningServer;
   config: Config;
   /** Log lines written during the run (JSON), when `captureLogs` was set. */
@@ -46,13 +50,15 @@ export async function startGantry(
   });
   const logs: string[] = [];
   const log: Logger = options.captureLogs ? createLogger("debug", (l) => logs.push(l), false) : silentLogger;
-  const deps = await createDeps(config, { databasePath: options.databasePath ?? ":memory:", log, now: options.now });
+  const stores = openSqliteStores({ path: options.databasePath ?? ":memory:", now: options.now });
+  const deps = await createDeps(config, { stores, log, now: options.now });
   deps.releases.start();
   deps.engagement.start();
   const running = startServer(deps, { hostname: "127.0.0.1", port: 0 });
   return {
     url: running.url,
     deps,
+    db: stores.db,
     running,
     config,
     logs,
@@ -71,8 +77,8 @@ export async function startGantry(
       return fetch(running.url + path, { ...init, headers });
     },
     async stop() {
+      // Stopping the server closes the deps, and with them the stores.
       await running.stop(1000);
-      deps.db.close();
       if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

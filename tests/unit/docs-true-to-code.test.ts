@@ -76,7 +76,6 @@ describe("HTTP routes", () => {
   });
   afterAll(async () => {
     await deps.close();
-    deps.db.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -1,0 +1,29 @@
+/**
+ * Every record Gantry keeps, as one bundle of repositories behind their interfaces: what createDeps needs
+ * from a backend. The embedded default is SQLite in the data dir (store/sqlite/stores.ts); another backend
+ * (PostgreSQL) supplies the same bundle and nothing above it changes.
+ */
+import type { KeyRepository } from "../gateway/keys/key-repository";
+import type { UsageLedger } from "../gateway/usage/ledger-repository";
+import type { AnnouncementRepository } from "../site/announcements/announcement-repository";
+import type { DownloadRepository } from "../site/downloads/download-repository";
+import type { ClientRepository } from "../site/heartbeats/client-repository";
+import type { ReleaseRepository } from "../site/releases/release-repository";
+import type { ChangeFeed } from "./change-feed";
+import type { MetaRepository } from "./meta-repository";
+
+export interface Stores {
+  readonly meta: MetaRepository;
+  /** How changes to keys, releases and announcements reach every process's caches. */
+  readonly changes: ChangeFeed;
+  readonly keys: KeyRepository;
+  readonly ledger: UsageLedger;
+  readonly releases: ReleaseRepository;
+  readonly downloads: DownloadRepository;
+  readonly announcements: AnnouncementRepository;
+  readonly clients: ClientRepository;
+  /** Resolves when the backend answers and its schema is the one this binary expects; rejects saying why not. */
+  ready(): Promise<{ schemaVersion: number }>;
+  /** Commits what is pending (the ledger's group commit), stops the change feed, and closes the connection. */
+  close(): Promise<void>;
+}
