@@ -7,7 +7,7 @@
  */
 import { Elysia } from "elysia";
 import { t } from "elysia";
-import type { AppDeps } from "../deps";
+import type { EngagementServices } from "../site/engagement-services";
 import { readJsonObject } from "../http/body";
 import { toAnnouncementView } from "../site/announcements/announcements";
 import { AnnouncementInput, announcementStatus, checkInput, resolveAnnouncement } from "../site/announcements/announcement-input";
@@ -37,7 +37,12 @@ export function previewSurfaces(item: Announcement, locale: string): Record<Surf
   return { client: view("client"), home: view("home") };
 }
 
-export function announcementPreviewApi(deps: AppDeps) {
+export interface AnnouncementPreviewDeps {
+  engagement: Pick<EngagementServices, "announcements">;
+  now: () => number;
+}
+
+export function announcementPreviewApi(deps: AnnouncementPreviewDeps) {
   const { announcements } = deps.engagement;
   return new Elysia({ name: "admin-announcement-preview" }).post(
     "/admin/api/announcements/preview",

@@ -3,7 +3,7 @@
  * (checked globally for /admin/api/*). The same service methods back `gantry announcements` and `gantry stats`.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../deps";
+import type { EngagementServices } from "../site/engagement-services";
 import { readBodyText, readJsonObject } from "../http/body";
 import { AnnouncementInput, ReshowInput, announcementAdminView, checkInput } from "../site/announcements/announcement-input";
 import type { StoredAnnouncement } from "../site/announcements/announcement-repository";
@@ -30,7 +30,12 @@ async function reshowBody(request: Request): Promise<ReshowInput> {
   return checkInput(ReshowInput, value);
 }
 
-export function engagementApi(deps: AppDeps) {
+export interface EngagementApiDeps {
+  engagement: Pick<EngagementServices, "announcements" | "stats">;
+  now: () => number;
+}
+
+export function engagementApi(deps: EngagementApiDeps) {
   const { announcements, stats } = deps.engagement;
   const view = (a: StoredAnnouncement) => announcementAdminView(a, deps.now());
   const json = (value: unknown, status = 200) =>

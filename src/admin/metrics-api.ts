@@ -5,8 +5,10 @@
  * so a chart needs no gap logic of its own.
  */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../deps";
-import type { LatencyPoint, UsagePoint } from "../gateway/usage/ledger-repository";
+import type { KeyRepository } from "../gateway/keys/key-repository";
+import type { LimiterStore } from "../gateway/limits/limiter";
+import type { LatencyPoint, UsageLedger, UsagePoint } from "../gateway/usage/ledger-repository";
+import type { EngagementServices } from "../site/engagement-services";
 
 const MINUTE = 60_000;
 
@@ -58,7 +60,15 @@ export function fillOverview(usage: UsagePoint[], latency: LatencyPoint[], first
   return points;
 }
 
-export function metricsApi(deps: AppDeps) {
+export interface MetricsApiDeps {
+  ledger: Pick<UsageLedger, "flush" | "series" | "latencySeries">;
+  keys: Pick<KeyRepository, "list">;
+  limiter: Pick<LimiterStore, "totalInFlight">;
+  engagement: Pick<EngagementServices, "stats">;
+  now: () => number;
+}
+
+export function metricsApi(deps: MetricsApiDeps) {
   return new Elysia({ name: "admin-metrics", prefix: "/admin/api/metrics" }).get(
     "/overview",
     async ({ query }) => {

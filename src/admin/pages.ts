@@ -5,7 +5,9 @@
  * session whose random id goes into an HttpOnly, SameSite=Strict cookie (Secure over HTTPS).
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../deps";
+import type { Config } from "../config";
+import type { Logger } from "../log";
+import type { AdminAuth } from "../http/admin-auth";
 import { isCrossSite } from "../http/access-guard";
 import { readBodyText } from "../http/body";
 import { clientAddress } from "../http/client-address";
@@ -21,7 +23,13 @@ export function safeNext(value: string | null | undefined): string | undefined {
   return ADMIN_NAV.some((n) => n.path === value) ? value : undefined;
 }
 
-export function adminPages(deps: AppDeps, web: WebState) {
+export interface AdminPagesDeps {
+  config: Pick<Config, "publicUrl" | "trustedProxies">;
+  adminAuth: Pick<AdminAuth, "fingerprint" | "verifyToken">;
+  log: Logger;
+}
+
+export function adminPages(deps: AdminPagesDeps, web: WebState) {
   const app = new Elysia({ name: "admin-pages" })
     .get(
       "/admin/sign-in",

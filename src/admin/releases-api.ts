@@ -16,7 +16,8 @@
  *   GET    /:version/assets/:asset/downloads  downloads per UTC day
  */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../deps";
+import type { Config } from "../config";
+import type { ReleaseServices } from "../site/releases/release-services";
 import { AppError } from "../errors";
 import { checkAssetName, checkUpstreamUrl } from "../site/releases/release-catalog";
 import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
@@ -66,7 +67,12 @@ function uploadFailure(err: unknown, signal: AbortSignal): unknown {
   return err;
 }
 
-export function releasesApi(deps: AppDeps) {
+export interface ReleasesApiDeps {
+  config: Pick<Config, "syncIntervalMinutes">;
+  releases: Pick<ReleaseServices, "catalog" | "store" | "sync" | "downloads" | "configuredSync">;
+}
+
+export function releasesApi(deps: ReleasesApiDeps) {
   const { catalog, store, sync } = deps.releases;
   const view = async (version: string) => releaseView(await catalog.find(version));
 

@@ -5,7 +5,7 @@
 import { AppError, errorResponse, isAppError } from "../errors";
 import { requestIdFor } from "../http/request-id";
 import { clientAddress } from "../http/client-address";
-import type { AppDeps } from "../deps";
+import type { CallDeps } from "./gateway-deps";
 import { admit, authenticate, type AdmissionRequest, type Lease } from "./limits/admission";
 import type { CachedKey } from "./keys/key-cache";
 import { NO_TOKENS, tokenCounts } from "./usage/settle";
@@ -26,7 +26,7 @@ export class GatewayCall {
   private finished = false;
 
   constructor(
-    private readonly deps: AppDeps,
+    private readonly deps: CallDeps,
     readonly request: Request,
     readonly endpoint: Endpoint,
   ) {
@@ -141,7 +141,7 @@ export class GatewayCall {
   }
 }
 
-export function internalError(deps: AppDeps, err: unknown, requestId: string): AppError {
+export function internalError(deps: Pick<CallDeps, "log">, err: unknown, requestId: string): AppError {
   deps.log.error("unexpected error", { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
   return new AppError("internal_error", `Internal error (request ${requestId}).`);
 }

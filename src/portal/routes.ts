@@ -7,7 +7,9 @@
  * per client address like the admin sign-in.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../deps";
+import type { KeyCache } from "../gateway/keys/key-cache";
+import type { KeyRepository } from "../gateway/keys/key-repository";
+import type { UsageLedger } from "../gateway/usage/ledger-repository";
 import { AppError, errorResponse } from "../errors";
 import { bearerToken } from "../http/bearer";
 import { clientAddress } from "../http/client-address";
@@ -38,7 +40,14 @@ function json(value: unknown, status = 200, headers: Record<string, string> = {}
 
 const failure = (err: AppError): Response => errorResponse(err);
 
-export function portalRoutes(deps: AppDeps, web: WebState) {
+export interface PortalDeps {
+  keyCache: Pick<KeyCache, "lookup" | "reloadIfChanged">;
+  keys: Pick<KeyRepository, "usage">;
+  ledger: Pick<UsageLedger, "flush" | "series">;
+  now: () => number;
+}
+
+export function portalRoutes(deps: PortalDeps, web: WebState) {
   const page = () => htmlResponse(standalonePage({ title: "Key usage · Gantry", assetBase: "/portal/assets", script: "portal.js", body: PAGE_BODY }));
 
   const answer = async (request: Request): Promise<Response> => {

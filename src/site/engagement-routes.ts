@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import { whenReady } from "./document-cache";
-import type { AppDeps } from "../deps";
+import type { EngagementServices } from "./engagement-services";
 import { readJsonObject } from "../http/body";
 import { parseAnnouncementQuery } from "./announcements/announcements";
 import { revalidatedBody } from "./revalidation";
@@ -20,7 +20,12 @@ function queryOf(request: Request): Record<string, string | string[]> {
   return out;
 }
 
-export function engagementRoutes(deps: AppDeps) {
+export interface EngagementRoutesDeps {
+  engagement: Pick<EngagementServices, "announcements" | "heartbeats">;
+  now: () => number;
+}
+
+export function engagementRoutes(deps: EngagementRoutesDeps) {
   const { announcements, heartbeats } = deps.engagement;
   const reply = JSON.stringify(heartbeatReply());
   return new Elysia({ name: "site-engagement" })

@@ -1,9 +1,10 @@
 /** The public site API: releases and downloads, announcements and heartbeats. */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../deps";
-import { engagementRoutes } from "./engagement-routes";
-import { releaseRoutes } from "./releases/release-routes";
+import { engagementRoutes, type EngagementRoutesDeps } from "./engagement-routes";
+import { releaseRoutes, type ReleaseRoutesDeps } from "./releases/release-routes";
 
-export function siteRoutes(deps: AppDeps) {
+export type SiteDeps = ReleaseRoutesDeps & EngagementRoutesDeps;
+
+export function siteRoutes(deps: SiteDeps) {
   return new Elysia({ name: "site" }).use(releaseRoutes(deps)).use(engagementRoutes(deps));
 }

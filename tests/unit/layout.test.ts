@@ -84,6 +84,11 @@ describe("layout", () => {
     expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
+  test("features take narrow dependencies: none imports the composition root (the CLI, a shell, may)", () => {
+    const bad = graph.edges.filter((e) => /^src\/(gateway|site|admin|portal)\//.test(e.from) && COMPOSITION.has(e.to) && e.to !== "src/service-context.ts");
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
   test("a route never imports another route", () => {
     const bad = graph.edges.filter((e) => isRoute(e.from) && isRoute(e.to));
     expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);

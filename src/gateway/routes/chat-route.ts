@@ -2,7 +2,7 @@
  * POST /v1/chat/completions: translated to a Responses request, sent upstream (always streamed), and the
  * event stream translated back into chat chunks, or collected into one chat.completion.
  */
-import type { AppDeps } from "../../deps";
+import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, requireModel } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
@@ -28,7 +28,7 @@ function maxTokensOf(body: Record<string, unknown>): { value: number | null; par
   return { value: null, param: "max_tokens" };
 }
 
-export async function handleChatCompletions(deps: AppDeps, request: Request): Promise<Response> {
+export async function handleChatCompletions(deps: GatewayDeps, request: Request): Promise<Response> {
   const call = new GatewayCall(deps, request, "chat.completions");
   try {
     await call.authenticate();

@@ -1,5 +1,5 @@
 /** GET /v1/models: the live model list, filtered by the caller's model permission and serialised once per key. */
-import type { AppDeps } from "../../deps";
+import type { GatewayDeps } from "../gateway-deps";
 import { GatewayCall } from "../call";
 import type { ModelEntry } from "../upstream/model-list";
 
@@ -17,7 +17,7 @@ function renderFor(all: ModelEntry[], keyId: string, allows: (model: string) => 
   return body;
 }
 
-export async function handleModels(deps: AppDeps, request: Request): Promise<Response> {
+export async function handleModels(deps: GatewayDeps, request: Request): Promise<Response> {
   const call = new GatewayCall(deps, request, "models");
   try {
     await call.authenticate();

@@ -2,7 +2,7 @@
  * POST /v1/responses: admission, normalisation, the forced-streaming upstream call, and the reply —
  * the upstream's events as they arrive (cleaned where needed), or the collected response object.
  */
-import type { AppDeps } from "../../deps";
+import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
@@ -22,7 +22,7 @@ export function isRawMode(headers: Headers): boolean {
   return flag !== null && /^(true|1|yes)$/i.test(flag.trim());
 }
 
-export async function handleResponses(deps: AppDeps, request: Request): Promise<Response> {
+export async function handleResponses(deps: GatewayDeps, request: Request): Promise<Response> {
   const call = new GatewayCall(deps, request, "responses");
   try {
     await call.authenticate();
@@ -50,7 +50,7 @@ export async function handleResponses(deps: AppDeps, request: Request): Promise<
   }
 }
 
-function streamToCaller(deps: AppDeps, call: GatewayCall, source: UpstreamEventSource, toolNames: Set<string>): Response {
+function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEventSource, toolNames: Set<string>): Response {
   const rewriter = createResponsesStreamRewriter({ toolNames });
   let lastSequence = -1;
   const encode = (ev: ResponsesStreamEvent, rawData: string | null): string => {

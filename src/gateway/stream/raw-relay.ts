@@ -3,7 +3,7 @@
  * the headers that matter and its body come back untouched, streamed as they arrive. A decoder reads alongside
  * so the usage in the stream is still settled: passthrough never bypasses quota.
  */
-import type { AppDeps } from "../../deps";
+import type { GatewayDeps } from "../gateway-deps";
 import type { GatewayCall } from "../call";
 import { usageOf } from "./collect";
 import { createSseDecoder, parseStreamEvent } from "./sse/decode";
@@ -13,7 +13,7 @@ import { TERMINAL_EVENT_TYPES, type ResponsesUsage } from "../responses-types";
 const PASSED_HEADERS = ["content-type", "retry-after", "openai-processing-ms", "openai-version"];
 const MAX_JSON_USAGE_SCAN = 1024 * 1024;
 
-export async function relayRaw(deps: AppDeps, call: GatewayCall, text: string): Promise<Response> {
+export async function relayRaw(deps: Pick<GatewayDeps, "upstream">, call: GatewayCall, text: string): Promise<Response> {
   const reply = await deps.upstream.postResponses(text, call.upstreamAbort.signal, {
     raw: true,
     callerHeaders: call.request.headers,

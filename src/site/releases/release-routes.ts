@@ -4,18 +4,25 @@
  * download service.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { Config } from "../../config";
+import type { ChangeFeed } from "../../store/change-feed";
 import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
 import { buildLatestDocument, buildLegacyManifest, parseLatestQuery, pickLatestRelease } from "./latest";
 import { DOCUMENT_CACHE_CONTROL, revalidatedBody } from "../revalidation";
 import { DocumentCache, whenReady } from "../document-cache";
+import { HEARTBEAT_INTERVAL_SECONDS, ONLINE_WINDOW_SECONDS } from "../heartbeats/heartbeat-input";
+import type { ReleaseServices } from "./release-services";
 
-/** The spec's limits: one heartbeat about every 60 s; online = reported within the last 5 minutes. */
-const HEARTBEAT_INTERVAL_SECONDS = 60;
-const ONLINE_WINDOW_SECONDS = 300;
+export interface ReleaseRoutesDeps {
+  /** Public URL and trusted proxies: the links in documents point where the client reached us. */
+  config: Pick<Config, "publicUrl" | "trustedProxies">;
+  /** Documents are rebuilt when the releases change (by this process, another one, or the CLI). */
+  changes: Pick<ChangeFeed, "version">;
+  releases: Pick<ReleaseServices, "store" | "downloads">;
+}
 
-export function releaseRoutes(deps: AppDeps) {
+export function releaseRoutes(deps: ReleaseRoutesDeps) {
   const { store, downloads } = deps.releases;
   const documents = new DocumentCache(() => deps.changes.version("releases"));
   return (

@@ -1,0 +1,31 @@
+/**
+ * What the gateway's routes use, and nothing more: the composition root's AppDeps satisfies it, and a test
+ * can build one by hand.
+ */
+import type { Config } from "../config";
+import type { Logger } from "../log";
+import type { Metrics } from "../http/metrics";
+import type { FailureThrottle } from "../http/throttle";
+import type { AdmissionDeps } from "./limits/admission";
+import type { NormalizeOptions } from "./translate/normalize";
+import type { ModelList } from "./upstream/model-list";
+import type { Upstream } from "./upstream/upstream";
+import type { Settler } from "./usage/settle";
+
+/** One call's life: authentication, admission, settlement, its log line and metrics. */
+export interface CallDeps {
+  admission: AdmissionDeps;
+  /** Failed API-key attempts per client address (guessing is slowed). */
+  keyThrottle: Pick<FailureThrottle, "fail" | "retryAfterMs">;
+  settler: Settler;
+  metrics?: Pick<Metrics, "gatewayRequest">;
+  log: Logger;
+  now: () => number;
+}
+
+export interface GatewayDeps extends CallDeps {
+  config: Pick<Config, "maxBodyBytes" | "keepAliveSeconds">;
+  normalizeOptions: NormalizeOptions;
+  upstream: Pick<Upstream, "postResponses">;
+  models: Pick<ModelList, "get">;
+}
