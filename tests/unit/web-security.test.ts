@@ -1,6 +1,5 @@
-/** The pure parts of the back office's security and charts: throttle, sessions, cookies, cross-site checks. */
+/** The pure parts of the back office's security and charts: throttle, cookies, cross-site checks. */
 import { describe, expect, test } from "bun:test";
-import { InMemoryAdminSessions, csrfMatches } from "../../src/http/admin-sessions";
 import { isCrossSite, signInLocation } from "../../src/http/access-guard";
 import { readCookie, serializeCookie } from "../../src/http/cookies";
 import { FailureThrottle, addressKey } from "../../src/http/throttle";
@@ -48,37 +47,6 @@ describe("FailureThrottle", () => {
     for (const a of ["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]) t.fail(a);
     expect(t.retryAfterMs("1.1.1.1")).toBe(0);
     expect(t.retryAfterMs("4.4.4.4")).toBeGreaterThan(0);
-  });
-});
-
-describe("AdminSessions", () => {
-  test("idle and absolute expiry, token rotation, and CSRF comparison", async () => {
-    let now = 0;
-    const s = new InMemoryAdminSessions(() => now, { idleMs: 100, maxAgeMs: 250 });
-    const { id, session } = await s.create("fp1");
-    expect(id).not.toContain("fp1");
-    expect(await s.get(id, "fp1")).toBe(session);
-    now = 90;
-    expect(await s.get(id, "fp1")).toBe(session);
-    now = 180;
-    expect(await s.get(id, "fp1")).toBe(session);
-    now = 260;
-    expect(await s.get(id, "fp1")).toBeNull();
-
-    const idle = await s.create("fp1");
-    now += 101;
-    expect(await s.get(idle.id, "fp1")).toBeNull();
-
-    const rotated = await s.create("fp1");
-    expect(await s.get(rotated.id, "fp2")).toBeNull();
-    expect(await s.get(rotated.id, "fp1")).toBeNull();
-
-    const c = await s.create("fp1");
-    expect(csrfMatches(c.session, c.session.csrf)).toBe(true);
-    expect(csrfMatches(c.session, c.session.csrf.slice(1))).toBe(false);
-    expect(csrfMatches(c.session, null)).toBe(false);
-    await s.destroy(c.id);
-    expect(await s.get(c.id, "fp1")).toBeNull();
   });
 });
 
