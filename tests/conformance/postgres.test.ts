@@ -1,0 +1,97 @@
+/**
+ * The conformance suites against PostgreSQL: a real server (Debian's) started for this process, a fresh
+ * database per fixture. Without PostgreSQL installed, one skipped test says so (CI installs it).
+ */
+import { SQL } from "bun";
+import { afterAll, test } from "bun:test";
+import { PostgresChangeFeed } from "../../src/store/postgres/change-feed";
+import { openPostgres } from "../../src/store/postgres/db";
+import { PostgresKeyRepository } from "../../src/store/postgres/keys";
+import { PostgresUsageLedger } from "../../src/store/postgres/ledger";
+import { PostgresMetaRepository } from "../../src/store/postgres/meta";
+import { CHANGE_CHANNEL } from "../../src/store/postgres/migrations";
+import type { ChangeTopic } from "../../src/store/change-feed";
+import { freshDatabase, postgresUnavailable, stopPostgres } from "../support/postgres";
+import { changeFeedConformance } from "./change-feed.suite";
+import { keyRepositoryConformance } from "./key-repository.suite";
+import { metaRepositoryConformance } from "./meta-repository.suite";
+import { usageLedgerConformance } from "./usage-ledger.suite";
+
+const unavailable = postgresUnavailable();
+
+if (unavailable) {
+  console.warn(`PostgreSQL conformance suites skipped: ${unavailable}`);
+  test.skip(`PostgreSQL conformance suites: ${unavailable}`, () => {});
+} else {
+  afterAll(stopPostgres);
+
+  /** Two pools on one fresh database (as two processes would have), dropped on close. */
+  async function pair() {
+    const db = await freshDatabase();
+    const mine = await openPostgres(db.url, { max: 4 });
+    const other = await openPostgres(db.url, { max: 2 });
+    return {
+      mine,
+      other,
+      async close() {
+        await Promise.all([mine.close(), other.close()]);
+        await db.drop();
+      },
+    };
+  }
+
+  metaRepositoryConformance("PostgreSQL", async () => {
+    const p = await pair();
+    return { meta: new PostgresMetaRepository(p.mine), other: new PostgresMetaRepository(p.other), close: p.close };
+  });
+
+  /**
+   * A committed change made through the other pool. Keys go through their table (the trigger announces them);
+   * releases and announcements have no PostgreSQL tables yet, so their announcement is sent as a trigger would.
+   */
+  const CHANGE: Record<ChangeTopic, (sql: SQL) => Promise<unknown>> = {
+    keys: (sql) => new PostgresKeyRepository(sql).create({ name: `k-${crypto.randomUUID()}` }),
+    releases: (sql) => sql`SELECT pg_notify(${CHANGE_CHANNEL}, 'releases')`,
+    announcements: (sql) => sql`SELECT pg_notify(${CHANGE_CHANNEL}, 'announcements')`,
+  };
+
+  changeFeedConformance("PostgreSQL (LISTEN/NOTIFY)", async () => {
+    const p = await pair();
+    const feed = new PostgresChangeFeed(p.mine);
+    await feed.start();
+    return {
+      feed,
+      changeElsewhere: async (topic) => void (await CHANGE[topic](p.other)),
+      close: p.close,
+    };
+  });
+
+  keyRepositoryConformance("PostgreSQL", async () => {
+    const p = await pair();
+    let now = 0;
+    const ledger = new PostgresUsageLedger(p.mine);
+    return {
+      keys: new PostgresKeyRepository(p.mine, () => now),
+      ledger,
+      setNow(ms) {
+        now = ms;
+      },
+      async close() {
+        await ledger.close();
+        await p.close();
+      },
+    };
+  });
+
+  usageLedgerConformance("PostgreSQL", async () => {
+    const p = await pair();
+    const ledger = new PostgresUsageLedger(p.mine);
+    return {
+      ledger,
+      async close() {
+        await ledger.close();
+        await p.close();
+      },
+    };
+  });
+}

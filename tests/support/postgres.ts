@@ -1,0 +1,118 @@
+/**
+ * A real PostgreSQL server for tests: Debian's binaries, a cluster in a temporary directory, listening on
+ * 127.0.0.1 only, started on first use and stopped (and removed) by `stopPostgres`, which a test file using it
+ * registers in its afterAll. Each fixture gets a database of its own (`freshDatabase`), dropped when it closes.
+ *
+ * Where the binaries are missing, `postgresUnavailable()` says why, and callers skip with that message
+ * (`.ci/system-deps` installs them, so CI never skips).
+ */
+import { SQL } from "bun";
+import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const PG_ROOT = "/usr/lib/postgresql";
+
+function binDir(): string | null {
+  if (!existsSync(PG_ROOT)) return null;
+  const versions = readdirSync(PG_ROOT)
+    .filter((v) => existsSync(join(PG_ROOT, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length ? join(PG_ROOT, versions[0]!, "bin") : null;
+}
+
+/** Why PostgreSQL tests cannot run here, or null when they can. */
+export function postgresUnavailable(): string | null {
+  if (!binDir()) return `PostgreSQL is not installed (no ${PG_ROOT}/*/bin/initdb; .ci/system-deps installs the Debian package "postgresql")`;
+  if (process.getuid?.() === 0 && Bun.spawnSync(["id", "-u", "postgres"]).exitCode !== 0) return "running as root, and there is no postgres user to run the server as";
+  return null;
+}
+
+interface Server {
+  port: number;
+  dir: string;
+  admin: SQL;
+  stop(): Promise<void>;
+}
+
+let server: Promise<Server> | null = null;
+
+/** initdb refuses to run as root: as root, the server runs as Debian's postgres user. */
+function asServerUser(cmd: string[]): string[] {
+  return process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...cmd] : cmd;
+}
+
+function run(cmd: string[], what: string): void {
+  const r = Bun.spawnSync(asServerUser(cmd), { stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${what} failed (${r.exitCode}): ${r.stderr.toString() || r.stdout.toString()}`);
+}
+
+async function freePort(): Promise<number> {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+async function start(): Promise<Server> {
+  const bin = binDir()!;
+  const dir = mkdtempSync(join(tmpdir(), "gantry-pg-"));
+  if (process.getuid?.() === 0) {
+    const uid = Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim());
+    const gid = Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString().trim());
+    chownSync(dir, uid, gid);
+  }
+  run([join(bin, "initdb"), "-D", join(dir, "data"), "--no-sync", "-A", "trust", "-U", "postgres", "-E", "UTF8"], "initdb");
+  // A port taken between the probe and the start makes pg_ctl fail: try a few.
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    try {
+      run(
+        [join(bin, "pg_ctl"), "-D", join(dir, "data"), "-l", join(dir, "log"), "-w", "-t", "60", "start",
+          "-o", `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`],
+        "pg_ctl start",
+      );
+      const admin = new SQL({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, max: 2 });
+      const stop = async () => {
+        await admin.close().catch(() => {});
+        Bun.spawnSync(asServerUser([join(bin, "pg_ctl"), "-D", join(dir, "data"), "-m", "immediate", "-w", "stop"]));
+        rmSync(dir, { recursive: true, force: true });
+      };
+      // A run cut short (a crash, ^C) still takes the server down with it.
+      process.once("exit", () => void Bun.spawnSync(asServerUser([join(bin, "pg_ctl"), "-D", join(dir, "data"), "-m", "immediate", "stop"])));
+      return { port, dir, admin, stop };
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+/** The server's URL for database `name`. */
+async function urlOf(name: string): Promise<string> {
+  server ??= start();
+  const s = await server;
+  return `postgres://postgres@127.0.0.1:${s.port}/${name}`;
+}
+
+let counter = 0;
+
+/** Creates an empty database and returns its URL and a way to drop it (closing its connections first). */
+export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  server ??= start();
+  const s = await server;
+  const name = `gantry_test_${process.pid}_${++counter}`;
+  await s.admin.unsafe(`CREATE DATABASE ${name}`);
+  return {
+    url: await urlOf(name),
+    async drop() {
+      await s.admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/** Stops the server (if one was started) and removes its directory. */
+export async function stopPostgres(): Promise<void> {
+  const s = server;
+  server = null;
+  if (s) await (await s).stop();
+}
