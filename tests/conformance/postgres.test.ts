@@ -4,7 +4,9 @@
  */
 import { SQL } from "bun";
 import { afterAll, test } from "bun:test";
+import { PostgresAnnouncementRepository } from "../../src/store/postgres/announcements";
 import { PostgresChangeFeed } from "../../src/store/postgres/change-feed";
+import { PostgresClientRepository } from "../../src/store/postgres/clients";
 import { openPostgres } from "../../src/store/postgres/db";
 import { PostgresKeyRepository } from "../../src/store/postgres/keys";
 import { PostgresUsageLedger } from "../../src/store/postgres/ledger";
@@ -13,6 +15,7 @@ import { CHANGE_CHANNEL } from "../../src/store/postgres/migrations";
 import type { ChangeTopic } from "../../src/store/change-feed";
 import { freshDatabase, postgresUnavailable, stopPostgres } from "../support/postgres";
 import { changeFeedConformance } from "./change-feed.suite";
+import { engagementRepositoriesConformance } from "./engagement-repositories.suite";
 import { keyRepositoryConformance } from "./key-repository.suite";
 import { metaRepositoryConformance } from "./meta-repository.suite";
 import { usageLedgerConformance } from "./usage-ledger.suite";
@@ -46,13 +49,13 @@ if (unavailable) {
   });
 
   /**
-   * A committed change made through the other pool. Keys go through their table (the trigger announces them);
-   * releases and announcements have no PostgreSQL tables yet, so their announcement is sent as a trigger would.
+   * A committed change made through the other pool: keys and announcements through their tables (the
+   * triggers announce them); releases have no PostgreSQL table yet, so theirs is sent as a trigger would.
    */
   const CHANGE: Record<ChangeTopic, (sql: SQL) => Promise<unknown>> = {
     keys: (sql) => new PostgresKeyRepository(sql).create({ name: `k-${crypto.randomUUID()}` }),
     releases: (sql) => sql`SELECT pg_notify(${CHANGE_CHANNEL}, 'releases')`,
-    announcements: (sql) => sql`SELECT pg_notify(${CHANGE_CHANNEL}, 'announcements')`,
+    announcements: (sql) => sql`INSERT INTO announcements (title, created_at, updated_at) VALUES ('elsewhere', 0, 0)`,
   };
 
   changeFeedConformance("PostgreSQL (LISTEN/NOTIFY)", async () => {
@@ -92,6 +95,17 @@ if (unavailable) {
         await ledger.close();
         await p.close();
       },
+    };
+  });
+
+  engagementRepositoriesConformance("PostgreSQL", async () => {
+    const p = await pair();
+    let touched = 0;
+    return {
+      announcements: new PostgresAnnouncementRepository(p.mine, () => touched++),
+      clients: new PostgresClientRepository(p.mine),
+      announcementChanges: () => touched,
+      close: p.close,
     };
   });
 }
