@@ -7,17 +7,19 @@ import { afterAll, test } from "bun:test";
 import { PostgresAnnouncementRepository } from "../../src/store/postgres/announcements";
 import { PostgresChangeFeed } from "../../src/store/postgres/change-feed";
 import { PostgresClientRepository } from "../../src/store/postgres/clients";
+import { PostgresDownloadRepository } from "../../src/store/postgres/downloads";
+import { PostgresReleaseRepository } from "../../src/store/postgres/releases";
 import { openPostgres } from "../../src/store/postgres/db";
 import { PostgresKeyRepository } from "../../src/store/postgres/keys";
 import { PostgresUsageLedger } from "../../src/store/postgres/ledger";
 import { PostgresMetaRepository } from "../../src/store/postgres/meta";
-import { CHANGE_CHANNEL } from "../../src/store/postgres/migrations";
 import type { ChangeTopic } from "../../src/store/change-feed";
 import { freshDatabase, postgresUnavailable, stopPostgres } from "../support/postgres";
 import { changeFeedConformance } from "./change-feed.suite";
 import { engagementRepositoriesConformance } from "./engagement-repositories.suite";
 import { keyRepositoryConformance } from "./key-repository.suite";
 import { metaRepositoryConformance } from "./meta-repository.suite";
+import { releaseRepositoryConformance } from "./release-repository.suite";
 import { usageLedgerConformance } from "./usage-ledger.suite";
 
 const unavailable = postgresUnavailable();
@@ -49,12 +51,11 @@ if (unavailable) {
   });
 
   /**
-   * A committed change made through the other pool: keys and announcements through their tables (the
-   * triggers announce them); releases have no PostgreSQL table yet, so theirs is sent as a trigger would.
+   * A committed change made through the other pool, through the topic's table: the triggers announce it.
    */
   const CHANGE: Record<ChangeTopic, (sql: SQL) => Promise<unknown>> = {
     keys: (sql) => new PostgresKeyRepository(sql).create({ name: `k-${crypto.randomUUID()}` }),
-    releases: (sql) => sql`SELECT pg_notify(${CHANGE_CHANNEL}, 'releases')`,
+    releases: (sql) => new PostgresReleaseRepository(sql, Date.now).create({ version: `1.0.${Math.floor(Math.random() * 1e9)}`, publishedAt: "2026-01-01T00:00:00Z" }),
     announcements: (sql) => sql`INSERT INTO announcements (title, created_at, updated_at) VALUES ('elsewhere', 0, 0)`,
   };
 
@@ -105,6 +106,17 @@ if (unavailable) {
       announcements: new PostgresAnnouncementRepository(p.mine, () => touched++),
       clients: new PostgresClientRepository(p.mine),
       announcementChanges: () => touched,
+      close: p.close,
+    };
+  });
+
+  releaseRepositoryConformance("PostgreSQL", async () => {
+    const p = await pair();
+    let touched = 0;
+    return {
+      releases: new PostgresReleaseRepository(p.mine, () => 1000, () => touched++),
+      downloads: new PostgresDownloadRepository(p.mine),
+      changes: () => touched,
       close: p.close,
     };
   });
