@@ -17,7 +17,8 @@ interface SettingDef {
   flag: string;
   kind: Kind;
   default: unknown;
-  secret?: boolean;
+  /** true: the whole value is a secret; "url": only the URL's password is (the host stays readable). */
+  secret?: boolean | "url";
   help: string;
   /** What the setting accepts, in words: a problem reads "<setting>: '<value>' is not <accepts>". */
   accepts?: string;
@@ -43,6 +44,7 @@ export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
   port: PositiveInt({ maximum: 65535 }),
   dataDir: Type.String({ minLength: 1 }),
+  databaseUrl: Type.String(),
   upstreamUrl: Type.Union([Type.Literal(""), Type.String({ pattern: "^https?://[^\\s]+$" })]),
   upstreamKey: Type.String(),
   adminToken: Type.String(),
@@ -79,6 +81,7 @@ export type Config = Static<typeof ConfigSchema>;
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => (v: unknown) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 const httpUrl = (v: unknown) => typeof v === "string" && /^https?:\/\/[^\s/]+(\/\S*)?$/i.test(v);
 const httpUrlOrEmpty = (v: unknown) => v === "" || httpUrl(v);
+const postgresUrlOrEmpty = (v: unknown) => v === "" || (typeof v === "string" && /^postgres(ql)?:\/\/\S+$/i.test(v));
 const nonEmpty = (v: unknown) => typeof v === "string" && v.trim() !== "";
 const LOG_LEVELS = ["debug", "info", "warn", "error"];
 const PORT = "a port number (0–65535; 0 picks a free port)";
@@ -88,6 +91,7 @@ export const SETTINGS: SettingDef[] = [
   { key: "host", env: "GANTRY_HOST", flag: "host", kind: "string", default: "127.0.0.1", help: "listen address", accepts: "a host name or IP address", valid: nonEmpty },
   { key: "port", env: "GANTRY_PORT", flag: "port", kind: "int", default: 8080, help: "listen port", accepts: PORT, valid: int(0, 65535) },
   { key: "dataDir", env: "GANTRY_DATA_DIR", flag: "data-dir", kind: "string", default: "./data", help: "SQLite database and asset mirror", accepts: "a directory path", valid: nonEmpty },
+  { key: "databaseUrl", env: "GANTRY_DATABASE_URL", flag: "database-url", kind: "string", default: "", secret: "url", help: "PostgreSQL for every record (empty: SQLite in the data dir)", accepts: "a postgres:// URL", valid: postgresUrlOrEmpty },
   { key: "upstreamUrl", env: "GANTRY_UPSTREAM_URL", flag: "upstream-url", kind: "string", default: "", help: "upstream base URL including its version prefix, e.g. https://api.openai.com/v1", accepts: URL_WORDS, valid: httpUrlOrEmpty },
   { key: "upstreamKey", env: "GANTRY_UPSTREAM_KEY", flag: "upstream-key", kind: "string", default: "", secret: true, help: "bearer credential for the upstream" },
   { key: "adminToken", env: "GANTRY_ADMIN_TOKEN", flag: "admin-token", kind: "string", default: "", secret: true, help: "admin bearer token (generated on first start when unset)" },
@@ -306,12 +310,26 @@ export function redact(secret: string): string {
   return `${secret.slice(0, 6)}…(${secret.length} chars)`;
 }
 
+/** A URL with its password (if any) replaced, so the host and user stay readable. */
+export function redactUrlPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = "***";
+    return u.toString();
+  } catch {
+    // Not a URL we can take apart: show nothing of it.
+    return redact(url);
+  }
+}
+
 /** The settings as an operator may see them, with every secret redacted. */
 export function describeConfig(config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const def of SETTINGS) {
     const v = config[def.key];
-    out[def.key] = def.secret && typeof v === "string" ? redact(v) : v;
+    if (typeof v !== "string" || !def.secret) out[def.key] = v;
+    else out[def.key] = def.secret === "url" ? redactUrlPassword(v) : redact(v);
   }
   return out;
 }

@@ -19,6 +19,7 @@ import { FailureThrottle } from "./http/throttle";
 import type { Metrics } from "./http/metrics";
 import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
 import { openSqliteStores } from "./store/sqlite/stores";
+import { openPostgresStores } from "./store/postgres/stores";
 import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
 import type { UsageLedger } from "./gateway/usage/ledger-repository";
@@ -60,7 +61,7 @@ export interface AppDeps {
 }
 
 export interface DepsOptions {
-  /** The records' backend; default SQLite at `databasePath`. Closed by AppDeps.close(). */
+  /** The records' backend; default PostgreSQL when `config.databaseUrl` is set, else SQLite at `databasePath`. Closed by AppDeps.close(). */
   stores?: Stores;
   /** For the default SQLite stores: ":memory:" for tests; default `<dataDir>/gantry.db`. */
   databasePath?: string;
@@ -83,14 +84,12 @@ export function databasePathOf(config: Config): string {
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<AppDeps> {
   const now = options.now ?? Date.now;
   const log = options.log ?? createLogger(config.logLevel);
+  const onChangeFeedError = (err: unknown) => log.warn("change feed failed", { error: (err as Error).message });
   const stores =
     options.stores ??
-    openSqliteStores({
-      path: options.databasePath ?? databasePathOf(config),
-      existingOnly: options.existingDatabaseOnly,
-      now,
-      onChangeFeedError: (err) => log.warn("change feed read failed", { error: (err as Error).message }),
-    });
+    (config.databaseUrl
+      ? await openPostgresStores({ url: config.databaseUrl, now, onChangeFeedError })
+      : openSqliteStores({ path: options.databasePath ?? databasePathOf(config), existingOnly: options.existingDatabaseOnly, now, onChangeFeedError }));
   const { meta, changes, keys, ledger } = stores;
   // Injected (a shared limiter lets several instances enforce one set of limits); in-process by default.
   const limiter = options.limiter ?? new InProcessLimiter();

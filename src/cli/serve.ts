@@ -60,7 +60,7 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   const unclaim = claimDataDir(config.dataDir);
   process.on("exit", unclaim);
   deps.releases.start();
-  deps.engagement.start();
+  void deps.engagement.start();
   const running = startServer(deps, { hostname: config.host, port: config.port });
   log.info("listening", { url: running.url, settings: describeConfig(config) });
   return { deps, running };

@@ -17,7 +17,8 @@ export interface EngagementServices {
   heartbeats: HeartbeatService;
   stats: ClientStatsService;
   /** Starts background work (the online sampler, the heartbeat fold); one-shot CLI commands never call it. */
-  start(): void;
+  /** Resolves once the first round of background work is done (a caller may also not wait for it). */
+  start(): Promise<void>;
   /** Stops timers and commits pending writes. */
   close(): Promise<void>;
 }
@@ -32,9 +33,9 @@ export function createEngagementServices(ctx: ServiceContext): EngagementService
     clients,
     heartbeats,
     stats,
-    start() {
-      stats.start();
+    async start() {
       heartbeats.start();
+      await stats.start();
     },
     async close() {
       stats.stop();

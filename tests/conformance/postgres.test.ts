@@ -3,7 +3,7 @@
  * database per fixture. Without PostgreSQL installed, one skipped test says so (CI installs it).
  */
 import { SQL } from "bun";
-import { afterAll, test } from "bun:test";
+import { test } from "bun:test";
 import { PostgresAnnouncementRepository } from "../../src/store/postgres/announcements";
 import { PostgresChangeFeed } from "../../src/store/postgres/change-feed";
 import { PostgresClientRepository } from "../../src/store/postgres/clients";
@@ -14,7 +14,7 @@ import { PostgresKeyRepository } from "../../src/store/postgres/keys";
 import { PostgresUsageLedger } from "../../src/store/postgres/ledger";
 import { PostgresMetaRepository } from "../../src/store/postgres/meta";
 import type { ChangeTopic } from "../../src/store/change-feed";
-import { freshDatabase, postgresUnavailable, stopPostgres } from "../support/postgres";
+import { freshDatabase, postgresUnavailable } from "../support/postgres";
 import { changeFeedConformance } from "./change-feed.suite";
 import { engagementRepositoriesConformance } from "./engagement-repositories.suite";
 import { keyRepositoryConformance } from "./key-repository.suite";
@@ -28,8 +28,6 @@ if (unavailable) {
   console.warn(`PostgreSQL conformance suites skipped: ${unavailable}`);
   test.skip(`PostgreSQL conformance suites: ${unavailable}`, () => {});
 } else {
-  afterAll(stopPostgres);
-
   /** Two pools on one fresh database (as two processes would have), dropped on close. */
   async function pair() {
     const db = await freshDatabase();

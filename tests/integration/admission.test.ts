@@ -302,8 +302,8 @@ describe("a reply the caller received whole is already billed", () => {
       expect(res.status).toBe(200);
       await res.text();
       // No wait and no flush: the row must be committed before the last byte left the server.
-      const rows = g.db.query("SELECT input_tokens, output_tokens, status FROM usage_ledger WHERE key_id = ?").all(id) as any[];
-      expect(rows).toEqual([{ input_tokens: 3, output_tokens: 4, status: 200 }]);
+      const rows = await g.deps.ledger.recent(10, id);
+      expect(rows.map((r) => ({ input: r.inputTokens, output: r.outputTokens, status: r.status }))).toEqual([{ input: 3, output: 4, status: 200 }]);
       upstream.setScenario();
     });
   }

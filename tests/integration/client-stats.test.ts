@@ -115,7 +115,7 @@ describe("per-minute online series (injected time)", () => {
 
   test("the sampler records one peak value per minute; the series shows gaps as null", async () => {
     const stats = g.deps.engagement.stats;
-    g.db.exec("DELETE FROM online_series");
+    await g.deps.engagement.clients.pruneSeries(Number.MAX_SAFE_INTEGER);
     clock = T0 + 5_000;
     await beat(g, "x1", {});
     await stats.tick(); // 12:00 -> 1
@@ -157,15 +157,16 @@ describe("per-minute online series (injected time)", () => {
     ]);
   });
   test("samples older than 30 days and clients silent for 90 days are pruned", async () => {
-    const count = (sql: string) => (g.db.query(sql).get() as { n: number }).n;
-    expect(count("SELECT COUNT(*) AS n FROM online_series")).toBe(3);
+    const { clients } = g.deps.engagement;
+    const samples = async () => (await clients.samples(0, Number.MAX_SAFE_INTEGER)).length;
+    expect(await samples()).toBe(3);
     clock = T0 + 30 * 86_400_000 + 2 * MIN; // 12:00 and 12:01 are now older than 30 days; 12:03 is not
     await g.deps.engagement.stats.prune();
-    expect(count("SELECT COUNT(*) AS n FROM online_series")).toBe(1);
-    expect(count("SELECT COUNT(*) AS n FROM clients")).toBe(3);
+    expect(await samples()).toBe(1);
+    expect(await clients.knownCount()).toBe(3);
     clock = T0 + 91 * 86_400_000;
     await g.deps.engagement.stats.prune();
-    expect(count("SELECT COUNT(*) AS n FROM clients")).toBe(0);
-    expect(count("SELECT COUNT(*) AS n FROM online_series")).toBe(0);
+    expect(await clients.knownCount()).toBe(0);
+    expect(await samples()).toBe(0);
   });
 });

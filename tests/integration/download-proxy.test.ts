@@ -57,7 +57,7 @@ beforeAll(async () => {
   });
   originUrl = `http://127.0.0.1:${origin.port}`;
   g = await startGantry();
-  g.deps.releases.catalog.create("1.0.0", {}, true);
+  await g.deps.releases.catalog.create("1.0.0", {}, true);
 });
 afterAll(async () => {
   await g.stop();

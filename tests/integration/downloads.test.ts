@@ -17,7 +17,7 @@ let assetId: number;
 
 beforeAll(async () => {
   g = await startGantry({ now: () => clock, config: { downloadTokenTtlSeconds: 600 } });
-  g.deps.releases.catalog.create("1.0.0", {}, true);
+  await g.deps.releases.catalog.create("1.0.0", {}, true);
   assetId = (await g.deps.releases.catalog.upload("1.0.0", "Gantry-1.0.0-x64-setup.exe", new Blob([data]).stream(), SIZE)).id;
 });
 afterAll(() => g.stop());
@@ -198,7 +198,7 @@ describe("GET /dl/{token}", () => {
   });
 
   test("a deleted asset's links are unknown; only GET and HEAD are allowed", async () => {
-    g.deps.releases.catalog.create("0.9.0", {}, true);
+    await g.deps.releases.catalog.create("0.9.0", {}, true);
     const tmp = await g.deps.releases.catalog.upload("0.9.0", "web-0.9.0.zip", new Blob(["zip"]).stream(), 3);
     const url = await link(tmp.id);
     expect((await fetch(url, { method: "POST" })).status).toBe(405);

@@ -37,7 +37,7 @@ beforeAll(async () => {
   g = await startGantry({ config: { upstreamUrl: upstream.url, maxBodyBytes: MAX_BODY }, captureLogs: true });
   port = Number(new URL(g.url).port);
   key = await g.createKey({ name: "matrix" });
-  g.deps.releases.catalog.create("1.0.0", {}, true);
+  await g.deps.releases.catalog.create("1.0.0", {}, true);
   const data = new Uint8Array(1000).fill(7);
   assetId = (await g.deps.releases.catalog.upload("1.0.0", "Gantry-1.0.0-x64-setup.exe", new Blob([data]).stream(), data.length)).id;
 });

@@ -146,10 +146,16 @@ async function calibrateAndWarm(t: Target, rand: () => number): Promise<number> 
 }
 
 /** Settled exactly once: one ledger row per request id that reached the server; a reply received whole is a 200 row. */
-function checkLedger(db: Database, prefix: string, outcomes: Outcome[]): void {
-  const rows = db
-    .query("SELECT request_id AS id, MIN(status) AS status, COUNT(*) AS n FROM usage_ledger WHERE request_id LIKE ? GROUP BY request_id")
-    .all(`${prefix}-%`) as Array<{ id: string; status: number; n: number }>;
+type Query = (text: string, ...params: unknown[]) => Promise<Array<Record<string, any>>>;
+
+/** A query on a SQLite database opened by the test (`$1` placeholders, as the harness's `query`). */
+const sqliteQuery = (db: Database): Query => async (text, ...params) => db.query(text.replace(/\$(\d+)/g, "?$1")).all(...(params as any[])) as Array<Record<string, any>>;
+
+async function checkLedger(query: Query, prefix: string, outcomes: Outcome[]): Promise<void> {
+  const rows = (await query(
+    "SELECT request_id AS id, MIN(status) AS status, CAST(COUNT(*) AS DOUBLE PRECISION) AS n FROM usage_ledger WHERE request_id LIKE $1 GROUP BY request_id",
+    `${prefix}-%`,
+  )) as Array<{ id: string; status: number; n: number }>;
   const byId = new Map(rows.map((r) => [r.id, r]));
   expect(rows.filter((r) => r.n !== 1)).toEqual([]);
   const unbilled = outcomes.flatMap((o, i) => (o === "whole" && byId.get(`${prefix}-${i}`)?.status !== 200 ? [i] : []));
@@ -237,7 +243,7 @@ describe("a gantry serve process", () => {
 
     const db = new Database(join(dataDir, "gantry.db"), { readonly: true });
     try {
-      checkLedger(db, prefix, outcomes);
+      await checkLedger(sqliteQuery(db), prefix, outcomes);
     } finally {
       db.close();
     }
@@ -304,7 +310,7 @@ describe("in this process", () => {
       );
       expect(grown.filter((t) => t.delta > OBJECT_MARGIN)).toEqual([]);
       await g.deps.ledger.flush();
-      checkLedger(g.db, prefix, outcomes);
+      await checkLedger(g.query, prefix, outcomes);
     } finally {
       await g.stop();
       await upstream.close();

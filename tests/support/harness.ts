@@ -8,7 +8,17 @@ import { createLogger, silentLogger, type Logger } from "../../src/log";
 import { startServer, type RunningServer } from "../../src/server";
 import type { KeyFields } from "../../src/gateway/keys/key-repository";
 import { openSqliteStores } from "../../src/store/sqlite/stores";
+import { openPostgresStores } from "../../src/store/postgres/stores";
+import type { Stores } from "../../src/store/stores";
 import type { Database } from "bun:sqlite";
+import { freshDatabase } from "./postgres";
+
+/**
+ * The records' backend of the servers tests start: SQLite in memory by default; `GANTRY_TEST_BACKEND=postgres`
+ * runs the same integration tests on a fresh PostgreSQL database each (tests that read SQLite rows directly
+ * through `db` cannot run then, and say so).
+ */
+export const TEST_BACKEND = process.env.GANTRY_TEST_BACKEND === "postgres" ? "postgres" : "sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,8 +28,13 @@ export const TEST_ADMIN_TOKEN = "gat-test-admin-token-0123456789abcdef";
 export interface Gantry {
   url: string;
   deps: AppDeps;
-  /** The SQLite database under the stores, for tests that look at rows (open until stop()). */
-  db: Database;
+  /** The SQLite database under the stores, for tests that look at rows (open until stop()); SQLite only. */
+  readonly db: Database;
+  /**
+   * Rows of a query on whichever backend runs (`$1`, `$2` placeholders). Write SQL both speak; cast counts and
+   * times to DOUBLE PRECISION, since PostgreSQL returns BIGINT as a string.
+   */
+  query(text: string, ...params: unknown[]): Promise<Array<Record<string, any>>>;
   running: RunningServer;
   config: Config;
   /** Log lines written during the run (JSON), when `captureLogs` was set. */
@@ -50,15 +65,37 @@ export async function startGantry(
   });
   const logs: string[] = [];
   const log: Logger = options.captureLogs ? createLogger("debug", (l) => logs.push(l), false) : silentLogger;
-  const stores = openSqliteStores({ path: options.databasePath ?? ":memory:", now: options.now });
+  let stores: Stores;
+  let sqliteDb: Database | null = null;
+  let dropDatabase = async () => {};
+  let pgQuery: ((text: string, params: unknown[]) => Promise<Array<Record<string, any>>>) | null = null;
+  if (TEST_BACKEND === "postgres" && options.databasePath === undefined) {
+    const pg = await freshDatabase();
+    const pgStores = await openPostgresStores({ url: pg.url, now: options.now });
+    stores = pgStores;
+    pgQuery = async (text, params) => [...(await pgStores.sql.unsafe(text, params as any[]))];
+    dropDatabase = pg.drop;
+  } else {
+    const sqlite = openSqliteStores({ path: options.databasePath ?? ":memory:", now: options.now });
+    sqliteDb = sqlite.db;
+    stores = sqlite;
+  }
   const deps = await createDeps(config, { stores, log, now: options.now });
   deps.releases.start();
-  deps.engagement.start();
+  // The first online sample is taken before tests run, so it cannot land in the middle of one.
+  await deps.engagement.start();
   const running = startServer(deps, { hostname: "127.0.0.1", port: 0 });
   return {
     url: running.url,
     deps,
-    db: stores.db,
+    get db(): Database {
+      if (!sqliteDb) throw new Error("this test reads SQLite rows directly; it runs on the SQLite backend only");
+      return sqliteDb;
+    },
+    async query(text, ...params) {
+      if (pgQuery) return pgQuery(text, params);
+      return sqliteDb!.query(text.replace(/\$(\d+)/g, "?$1")).all(...(params as any[])) as Array<Record<string, any>>;
+    },
     running,
     config,
     logs,
@@ -79,6 +116,7 @@ export async function startGantry(
     async stop() {
       // Stopping the server closes the deps, and with them the stores.
       await running.stop(1000);
+      await dropDatabase();
       if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,7 +1,7 @@
 /**
  * A real PostgreSQL server for tests: Debian's binaries, a cluster in a temporary directory, listening on
- * 127.0.0.1 only, started on first use and stopped (and removed) by `stopPostgres`, which a test file using it
- * registers in its afterAll. Each fixture gets a database of its own (`freshDatabase`), dropped when it closes.
+ * 127.0.0.1 only, started on first use, shared by every test file of the run and stopped (and removed) by
+ * `stopPostgres` after the last one (tests/support/global-teardown.ts). Each fixture gets a database of its own (`freshDatabase`), dropped when it closes.
  *
  * Where the binaries are missing, `postgresUnavailable()` says why, and callers skip with that message
  * (`.ci/system-deps` installs them, so CI never skips).

@@ -66,12 +66,22 @@ export class ClientStatsService {
     this.lastPrune = now;
   }
 
-  private ticking = false;
+  private ticking: Promise<void> | null = null;
 
-  /** What the timer runs: a sample on each new minute, a prune every hour. Exposed for tests with a fake clock. */
+  /**
+   * What the timer runs: a sample on each new minute, a prune every hour. Exposed for tests with a fake clock.
+   * A tick called while one runs waits for that one and then runs its own, so when it resolves the clock's
+   * current minute is sampled (with an asynchronous store the timer's tick may still be running).
+   */
   async tick(): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
+    while (this.ticking) await this.ticking;
+    this.ticking = this.runTick().finally(() => {
+      this.ticking = null;
+    });
+    return this.ticking;
+  }
+
+  private async runTick(): Promise<void> {
     try {
       const now = this.now();
       if (minuteOf(now) !== this.lastMinute) await this.sample();
@@ -79,16 +89,15 @@ export class ClientStatsService {
     } catch (err) {
       // A busy or failing database costs one sample, never the process.
       this.log.warn("online sampling failed", { error: (err as Error).message });
-    } finally {
-      this.ticking = false;
     }
   }
 
-  start(): void {
-    if (this.timer) return;
-    void this.tick();
+  /** Starts the timer; resolves once the first tick (the start's sample and prune) is done. */
+  start(): Promise<void> {
+    if (this.timer) return Promise.resolve();
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.timer.unref?.();
+    return this.tick();
   }
 
   stop(): void {

@@ -1,0 +1,8 @@
+/**
+ * Preloaded by `bun test` (bunfig.toml): stops the servers that test support starts once per run and shares
+ * between files (PostgreSQL), after the last test file.
+ */
+import { afterAll } from "bun:test";
+import { stopPostgres } from "./postgres";
+
+afterAll(stopPostgres);
