@@ -12,6 +12,11 @@ const MIRROR_NOTE = "The asset mirror (<data dir>/mirror) is plain files: copy i
 function target(values: Record<string, unknown>, positionals: string[]) {
   if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "needs a FILE" : `takes one FILE, got ${positionals.length}`);
   const config = configFrom(values);
+  if (config.databaseUrl) {
+    throw new CommandError(
+      "the records are in PostgreSQL (GANTRY_DATABASE_URL): back them up with pg_dump and restore with pg_restore; gantry backup and restore handle the embedded SQLite database only",
+    );
+  }
   return { file: positionals[0], dataDir: config.dataDir, dbPath: databasePathOf(config) };
 }
 

@@ -11,7 +11,7 @@ import { DatabaseMissingError } from "../store/sqlite/db";
 export type Options = NonNullable<ParseArgsConfig["options"]>;
 
 /** The settings of a command that only works on the database (keys, announcements, stats, ...). */
-export const STORE_SETTINGS: readonly string[] = ["data-dir"];
+export const STORE_SETTINGS: readonly string[] = ["data-dir", "database-url"];
 
 /** parseArgs options for the given settings (`--port`, `--data-dir`, ...), by flag name; every setting when none given. */
 export function settingOptions(flags: readonly string[] = SETTINGS.map((s) => s.flag)): Options {
@@ -76,7 +76,7 @@ export function configFrom(values: Record<string, unknown>, options: LoadOptions
  */
 export async function commandDeps(config: Config, creates = false): Promise<AppDeps> {
   const path = databasePathOf(config);
-  const isNew = creates && !existsSync(path);
+  const isNew = creates && !config.databaseUrl && !existsSync(path);
   let deps: AppDeps;
   try {
     deps = await createDeps(config, { log: silentLogger, existingDatabaseOnly: !creates });

@@ -4,6 +4,7 @@
  */
 import { AppError, errorResponse, isAppError } from "../errors";
 import { requestIdFor } from "../http/request-id";
+import { bearerToken } from "../http/bearer";
 import { clientAddress } from "../http/client-address";
 import type { CallDeps } from "./gateway-deps";
 import { admit, authenticate, type AdmissionRequest, type Lease } from "./limits/admission";
@@ -58,7 +59,15 @@ export class GatewayCall {
    */
   async authenticate(): Promise<CachedKey> {
     try {
-      this.key = authenticate(this.deps.admission, this.request.headers.get("authorization"));
+      try {
+        this.key = authenticate(this.deps.admission, this.request.headers.get("authorization"));
+      } catch (err) {
+        // Not in the cache: a key created a moment ago elsewhere may not have reached it yet.
+        if (!isAppError(err) || err.code !== "invalid_api_key") throw err;
+        const found = await this.deps.admission.keys.resolve(bearerToken(this.request.headers.get("authorization"))!);
+        if (!found) throw err;
+        this.key = found;
+      }
       return this.key;
     } catch (err) {
       if (isAppError(err) && err.code === "invalid_api_key") {

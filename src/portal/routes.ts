@@ -41,7 +41,7 @@ function json(value: unknown, status = 200, headers: Record<string, string> = {}
 const failure = (err: AppError): Response => errorResponse(err);
 
 export interface PortalDeps {
-  keyCache: Pick<KeyCache, "lookup" | "reloadIfChanged">;
+  keyCache: Pick<KeyCache, "resolve">;
   keys: Pick<KeyRepository, "usage">;
   ledger: Pick<UsageLedger, "flush" | "series">;
   now: () => number;
@@ -59,7 +59,7 @@ export function portalRoutes(deps: PortalDeps, web: WebState) {
     }
     const secret = bearerToken(request.headers.get("authorization"));
     // A key created a moment ago may not be in the cache yet (it reloads when the change feed reports it).
-    const cached = secret ? (deps.keyCache.lookup(secret) ?? ((await deps.keyCache.reloadIfChanged()) ? deps.keyCache.lookup(secret) : null)) : null;
+    const cached = secret ? await deps.keyCache.resolve(secret) : null;
     if (!cached || cached.key.status !== "active") {
       web.portalThrottle.fail(address);
       return failure(new AppError("invalid_api_key", GENERIC_FAILURE));

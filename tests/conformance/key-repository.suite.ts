@@ -64,6 +64,15 @@ export function keyRepositoryConformance(backend: string, make: () => Promise<Ke
       expect(await keys.get("alpha")).toEqual(key);
     });
 
+    test("getByHash finds a key by its secret's SHA-256; another hash finds nothing", async () => {
+      const { keys } = await open();
+      const { key, secret } = await keys.create({ name: "hashed" });
+      expect(await keys.getByHash(sha256Hex(secret))).toEqual(key);
+      expect(await keys.getByHash(sha256Hex(secret + "x"))).toBeNull();
+      await keys.delete(key.id);
+      expect(await keys.getByHash(sha256Hex(secret))).toBeNull();
+    });
+
     test("a new key has no limits unless given, and zero usage", async () => {
       const { keys } = await open();
       const { key } = await keys.create({ name: "plain" });

@@ -98,6 +98,8 @@ let counter = 0;
 
 /** Creates an empty database and returns its URL and a way to drop it (closing its connections first). */
 export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const unavailable = postgresUnavailable();
+  if (unavailable) throw new Error(`cannot start PostgreSQL for this test: ${unavailable}`);
   server ??= start();
   const s = await server;
   const name = `gantry_test_${process.pid}_${++counter}`;

@@ -187,3 +187,19 @@ describe("quota across key-cache reloads", () => {
     expect((await request()).key.key.id).toBe(key.id);
   });
 });
+
+describe("a key the cache has not heard of yet", () => {
+  test("resolve finds a key created elsewhere a moment ago, and loads it; an unknown secret stays unknown", async () => {
+    const db: Database = openDatabase(":memory:");
+    const store = new SqliteKeyRepository(db, () => NOW);
+    const cache = await loadedCache(db, store);
+    // Created through another repository on the same database, as the CLI would: no reload, no change notice.
+    const { key, secret } = await new SqliteKeyRepository(db, () => NOW).create({ name: "fresh" });
+    expect(cache.lookup(secret)).toBeNull();
+    const [a, b] = await Promise.all([cache.resolve(secret), cache.resolve(secret)]);
+    expect(a?.key.id).toBe(key.id);
+    expect(b?.key.id).toBe(key.id);
+    expect(cache.lookup(secret)?.key.id).toBe(key.id);
+    expect(await cache.resolve(secret + "x")).toBeNull();
+  });
+});

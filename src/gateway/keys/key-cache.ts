@@ -111,6 +111,32 @@ export class KeyCache {
     return found;
   }
 
+  /**
+   * `lookup`, and on a miss one look in the repository: a key created a moment ago (by the CLI, another instance)
+   * works at once, before the change feed's notice arrives. Found: the cache reloads (totals included) and
+   * answers from it. Misses of the same secret while one look runs share it.
+   */
+  async resolve(secret: string): Promise<CachedKey | null> {
+    const hit = this.lookup(secret);
+    if (hit) return hit;
+    const hash = sha256Bytes(secret).toHex();
+    let pending = this.resolving.get(hash);
+    if (!pending) {
+      pending = this.repo
+        .getByHash(hash)
+        .then(async (key) => {
+          if (!key) return null;
+          await this.reload();
+          return this.lookup(secret);
+        })
+        .finally(() => this.resolving.delete(hash));
+      this.resolving.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private readonly resolving = new Map<string, Promise<CachedKey | null>>();
+
   get(id: string): CachedKey | undefined {
     return this.byId.get(id);
   }

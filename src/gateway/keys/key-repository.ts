@@ -61,6 +61,8 @@ export interface KeyRepository {
   create(fields: KeyFields & { name: string }): Promise<{ key: ApiKey; secret: string }>;
   /** By id, or else by name. */
   get(idOrName: string): Promise<ApiKey | null>;
+  /** The key whose secret has this SHA-256 (hex), or null: a cache that missed asks here before refusing. */
+  getByHash(hash: string): Promise<ApiKey | null>;
   /** All keys, oldest first. */
   list(): Promise<ApiKey[]>;
   /** null when there is no such key. */

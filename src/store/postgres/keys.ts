@@ -79,6 +79,11 @@ export class PostgresKeyRepository implements KeyRepository {
     return rows.length ? fromRow(rows[0]) : null;
   }
 
+  async getByHash(hash: string): Promise<ApiKey | null> {
+    const [row] = await this.sql`SELECT * FROM api_keys WHERE hash = ${hash}`;
+    return row ? fromRow(row) : null;
+  }
+
   async list(): Promise<ApiKey[]> {
     return (await this.sql`SELECT * FROM api_keys ORDER BY created_at, id`).map(fromRow);
   }

@@ -95,6 +95,11 @@ export class SqliteKeyRepository implements KeyRepository {
     return row ? fromRow(row) : null;
   }
 
+  async getByHash(hash: string): Promise<ApiKey | null> {
+    const row = this.db.query("SELECT * FROM api_keys WHERE hash = ?").get(hash) as KeyRow | null;
+    return row ? fromRow(row) : null;
+  }
+
   async list(): Promise<ApiKey[]> {
     return (this.db.query("SELECT * FROM api_keys ORDER BY created_at, id").all() as KeyRow[]).map(fromRow);
   }
