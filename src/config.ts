@@ -45,6 +45,7 @@ export const ConfigSchema = Type.Object({
   port: PositiveInt({ maximum: 65535 }),
   dataDir: Type.String({ minLength: 1 }),
   databaseUrl: Type.String(),
+  redisUrl: Type.String(),
   upstreamUrl: Type.Union([Type.Literal(""), Type.String({ pattern: "^https?://[^\\s]+$" })]),
   upstreamKey: Type.String(),
   adminToken: Type.String(),
@@ -82,6 +83,7 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) => (v: unknown) => Numb
 const httpUrl = (v: unknown) => typeof v === "string" && /^https?:\/\/[^\s/]+(\/\S*)?$/i.test(v);
 const httpUrlOrEmpty = (v: unknown) => v === "" || httpUrl(v);
 const postgresUrlOrEmpty = (v: unknown) => v === "" || (typeof v === "string" && /^postgres(ql)?:\/\/\S+$/i.test(v));
+const redisUrlOrEmpty = (v: unknown) => v === "" || (typeof v === "string" && /^rediss?:\/\/\S+$/i.test(v));
 const nonEmpty = (v: unknown) => typeof v === "string" && v.trim() !== "";
 const LOG_LEVELS = ["debug", "info", "warn", "error"];
 const PORT = "a port number (0–65535; 0 picks a free port)";
@@ -92,6 +94,7 @@ export const SETTINGS: SettingDef[] = [
   { key: "port", env: "GANTRY_PORT", flag: "port", kind: "int", default: 8080, help: "listen port", accepts: PORT, valid: int(0, 65535) },
   { key: "dataDir", env: "GANTRY_DATA_DIR", flag: "data-dir", kind: "string", default: "./data", help: "SQLite database and asset mirror", accepts: "a directory path", valid: nonEmpty },
   { key: "databaseUrl", env: "GANTRY_DATABASE_URL", flag: "database-url", kind: "string", default: "", secret: "url", help: "PostgreSQL for every record (empty: SQLite in the data dir)", accepts: "a postgres:// URL", valid: postgresUrlOrEmpty },
+  { key: "redisUrl", env: "GANTRY_REDIS_URL", flag: "redis-url", kind: "string", default: "", secret: "url", help: "Redis for rate buckets, concurrency leases and quota reservations shared by instances (empty: in-process)", accepts: "a redis:// or rediss:// URL", valid: redisUrlOrEmpty },
   { key: "upstreamUrl", env: "GANTRY_UPSTREAM_URL", flag: "upstream-url", kind: "string", default: "", help: "upstream base URL including its version prefix, e.g. https://api.openai.com/v1", accepts: URL_WORDS, valid: httpUrlOrEmpty },
   { key: "upstreamKey", env: "GANTRY_UPSTREAM_KEY", flag: "upstream-key", kind: "string", default: "", secret: true, help: "bearer credential for the upstream" },
   { key: "adminToken", env: "GANTRY_ADMIN_TOKEN", flag: "admin-token", kind: "string", default: "", secret: true, help: "admin bearer token (generated on first start when unset)" },

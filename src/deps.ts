@@ -20,6 +20,7 @@ import type { Metrics } from "./http/metrics";
 import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
 import { openSqliteStores } from "./store/sqlite/stores";
 import { openPostgresStores } from "./store/postgres/stores";
+import { RedisLimiter } from "./store/redis/limiter";
 import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
 import type { UsageLedger } from "./gateway/usage/ledger-repository";
@@ -92,7 +93,19 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       : openSqliteStores({ path: options.databasePath ?? databasePathOf(config), existingOnly: options.existingDatabaseOnly, now, onChangeFeedError }));
   const { meta, changes, keys, ledger } = stores;
   // Injected (a shared limiter lets several instances enforce one set of limits); in-process by default.
-  const limiter = options.limiter ?? new InProcessLimiter();
+  let limiter: LimiterStore;
+  if (options.limiter) limiter = options.limiter;
+  else if (config.redisUrl) {
+    const redis = new RedisLimiter(config.redisUrl, { onError: (err) => log.warn("redis limiter failed", { error: (err as Error).message }) });
+    try {
+      await redis.start();
+    } catch (err) {
+      redis.close();
+      await stores.close();
+      throw err;
+    }
+    limiter = redis;
+  } else limiter = new InProcessLimiter();
   const keyCache = new KeyCache(keys, changes, {
     beforeReload: () => ledger.flush(),
     afterReload: (ids) => limiter.forget(ids),
@@ -153,6 +166,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       keyCache.stop();
       releases.close();
       await engagement.close();
+      limiter.close();
       await stores.close();
     },
   };

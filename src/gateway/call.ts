@@ -86,6 +86,26 @@ export class GatewayCall {
     return this.lease;
   }
 
+  /** Set by a streamed reply's body when the server first pulls it (the body's own code then settles the call). */
+  streamStarted = false;
+
+  /**
+   * Called just before a streamed reply is returned. A body the server never pulls (the caller left before the
+   * first byte) never runs, so neither does its settlement: then the call is settled here as the caller going
+   * away, and the upstream is aborted, so no lease and no upstream request is left behind.
+   */
+  settleIfStreamNeverStarts(): void {
+    const signal = this.request.signal;
+    if (!signal) return;
+    const abandon = () => {
+      if (this.streamStarted || this.finished) return;
+      this.upstreamAbort.abort();
+      void this.finish(499, "client_closed");
+    };
+    if (signal.aborted) abandon();
+    else signal.addEventListener("abort", abandon, { once: true });
+  }
+
   /** Headers every reply of this call carries. */
   headers(extra?: Record<string, string>): Record<string, string> {
     return { "x-request-id": this.requestId, ...this.lease?.headers, ...extra };

@@ -12,13 +12,15 @@ import { openPostgresStores } from "../../src/store/postgres/stores";
 import type { Stores } from "../../src/store/stores";
 import type { Database } from "bun:sqlite";
 import { freshDatabase } from "./postgres";
+import { redisUrl } from "./redis";
+import { RedisLimiter } from "../../src/store/redis/limiter";
 
 /**
- * The records' backend of the servers tests start: SQLite in memory by default; `GANTRY_TEST_BACKEND=postgres`
- * runs the same integration tests on a fresh PostgreSQL database each (tests that read SQLite rows directly
- * through `db` cannot run then, and say so).
+ * The backends of the servers tests start: SQLite in memory and the in-process limiter by default;
+ * `GANTRY_TEST_BACKEND=shared` runs the same tests on a fresh PostgreSQL database each and the Redis limiter
+ * (tests that read SQLite rows directly through `db` cannot run then, and say so).
  */
-export const TEST_BACKEND = process.env.GANTRY_TEST_BACKEND === "postgres" ? "postgres" : "sqlite";
+export const TEST_BACKEND = process.env.GANTRY_TEST_BACKEND === "shared" ? "shared" : "embedded";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,7 +71,10 @@ export async function startGantry(
   let sqliteDb: Database | null = null;
   let dropDatabase = async () => {};
   let pgQuery: ((text: string, params: unknown[]) => Promise<Array<Record<string, any>>>) | null = null;
-  if (TEST_BACKEND === "postgres" && options.databasePath === undefined) {
+  let limiter: RedisLimiter | undefined;
+  if (TEST_BACKEND === "shared" && options.databasePath === undefined) {
+    limiter = new RedisLimiter(await redisUrl());
+    await limiter.start();
     const pg = await freshDatabase();
     const pgStores = await openPostgresStores({ url: pg.url, now: options.now });
     stores = pgStores;
@@ -80,7 +85,7 @@ export async function startGantry(
     sqliteDb = sqlite.db;
     stores = sqlite;
   }
-  const deps = await createDeps(config, { stores, log, now: options.now });
+  const deps = await createDeps(config, { stores, limiter, log, now: options.now });
   deps.releases.start();
   // The first online sample is taken before tests run, so it cannot land in the middle of one.
   await deps.engagement.start();

@@ -69,6 +69,7 @@ function streamChunks(
   };
 
   async function* body(): AsyncGenerator<string> {
+    call.streamStarted = true;
     let status = 200;
     let errorCode: string | null = null;
     let held = "";
@@ -117,5 +118,6 @@ function streamChunks(
     }
   }
 
+  call.settleIfStreamNeverStarts();
   return new Response(body() as unknown as BodyInit, { status: 200, headers: call.headers(SSE_HEADERS) });
 }

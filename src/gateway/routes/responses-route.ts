@@ -63,6 +63,7 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
   };
 
   async function* body(): AsyncGenerator<string> {
+    call.streamStarted = true;
     let status = 200;
     let errorCode: string | null = null;
     let held = "";
@@ -111,5 +112,6 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
     }
   }
 
+  call.settleIfStreamNeverStarts();
   return new Response(body() as unknown as BodyInit, { status: 200, headers: call.headers(SSE_HEADERS) });
 }

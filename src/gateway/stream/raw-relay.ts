@@ -36,6 +36,7 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream">, call: Gatewa
   }
 
   async function* body(): AsyncGenerator<Uint8Array> {
+    call.streamStarted = true;
     const reader = upstream.body!.getReader();
     const decoder = createSseDecoder();
     let usage: ResponsesUsage | null = null;
@@ -100,5 +101,6 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream">, call: Gatewa
     }
   }
 
+  call.settleIfStreamNeverStarts();
   return new Response(body() as unknown as BodyInit, { status, headers });
 }
