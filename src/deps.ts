@@ -96,7 +96,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   let limiter: LimiterStore;
   if (options.limiter) limiter = options.limiter;
   else if (config.redisUrl) {
-    const redis = new RedisLimiter(config.redisUrl, { onError: (err) => log.warn("redis limiter failed", { error: (err as Error).message }) });
+    const redis = new RedisLimiter(config.redisUrl, {
+      leaseMs: config.redisLeaseSeconds * 1000,
+      fallback: config.redisFailOpen ? new InProcessLimiter() : undefined,
+      onError: (err) => log.warn(config.redisFailOpen ? "redis unreachable: admitting against this instance's share of each limit" : "redis unreachable: gateway requests get 503 until it is back", { error: (err as Error).message }),
+      onRecover: () => log.info("redis reachable again: limits are shared again"),
+    });
     try {
       await redis.start();
     } catch (err) {

@@ -1,14 +1,16 @@
 /**
  * The LimiterStore suite against Redis (a real server started for the run), then what only a shared limiter
  * must show: two instances' limiters on one Redis enforce one limit, a dead instance's slots come back when its
- * leases expire, and an unreachable Redis refuses admissions (fail closed) with a 503.
+ * leases expire, an unreachable Redis refuses admissions (fail closed) with a 503, and with fail-open each
+ * instance admits only its share of each limit until Redis is back.
  */
 import { describe, expect, test } from "bun:test";
 import { isAppError } from "../../src/errors";
 import type { KeyLimits, RecordedUsage } from "../../src/gateway/limits/limiter";
+import { InProcessLimiter } from "../../src/gateway/limits/limiter";
 import { RedisLimiter } from "../../src/store/redis/limiter";
 import { pollUntil } from "../support/poll";
-import { redisUnavailable, redisUrl } from "../support/redis";
+import { redisUnavailable, redisUrl, startRedisServer } from "../support/redis";
 import { limiterConformance } from "./limiter.suite";
 
 const unavailable = redisUnavailable();
@@ -113,6 +115,76 @@ if (unavailable) {
         expect(err).toMatchObject({ status: 503, code: "service_unavailable", headers: { "retry-after": "1" } });
       } finally {
         l.close();
+      }
+    });
+
+    test("fail-open: while Redis is down each of three instances admits its share of a limit, and Redis takes over again when back", { timeout: 30_000 }, async () => {
+      const redis = await startRedisServer();
+      const errors: string[] = [];
+      let recovered = 0;
+      const instances: RedisLimiter[] = [];
+      try {
+        for (let i = 0; i < 3; i++) {
+          const l = new RedisLimiter(redis.url, { leaseMs: 600, fallback: new InProcessLimiter(), onError: (e) => errors.push(String(e)), onRecover: () => recovered++ });
+          await l.start();
+          instances.push(l);
+        }
+        // Each learns how many share the limits at its next renewal.
+        await pollUntil(() => instances.map((l) => l.instanceCount()), (n) => n.every((c) => c === 3), { timeoutMs: 10_000, what: "three instances registered" });
+        await redis.down();
+        const k = keyId();
+        const rpm = await Promise.all(
+          Array.from({ length: 300 }, (_, i) => instances[i % 3]!.admit(k, { ...NONE, rpm: 100 }, FRESH, R, 0, { concurrency: false, quota: false })),
+        );
+        // floor(100 / 3) on each: never more than the limit across instances.
+        expect(rpm.filter((r) => r.ok)).toHaveLength(99);
+        // A quota of 1,000 with 400 used: each may use a third of the 600 left.
+        const q = keyId();
+        const quotaLimits = { ...NONE, quotaTokens: 1000 };
+        const used = { tokens: 400, spent: 0, since: null };
+        const first = await instances[0]!.admit(q, quotaLimits, used, { tokens: 150, cost: 0 }, 0, GENERATE);
+        expect(first.ok).toBe(true);
+        instances[0]!.settle(q, { tokens: 150, cost: 0 }, { tokens: 200, cost: 0 }, false);
+        const second = await instances[0]!.admit(q, quotaLimits, used, { tokens: 10, cost: 0 }, 0, GENERATE);
+        expect(second).toMatchObject({ ok: false, code: "quota_exceeded" });
+        // A concurrency of 2 has no share for each of 3: refused as unavailable, not granted.
+        const err = await instances[1]!.admit(keyId(), { ...NONE, concurrency: 2 }, FRESH, R, 0, GENERATE).then(() => null, (e) => e);
+        expect(err).toMatchObject({ status: 503, code: "service_unavailable" });
+        expect(errors.length).toBeGreaterThanOrEqual(1);
+        expect(errors.length).toBeLessThanOrEqual(3); // one line per instance and outage, not one per request
+
+        await redis.up();
+        // Back on Redis: the shared bucket (fresh after the restart) admits the whole limit again.
+        await pollUntil(() => recovered, (n) => n === 3, { timeoutMs: 10_000, what: "every instance back on Redis" });
+        const k2 = keyId();
+        const again = await Promise.all(
+          Array.from({ length: 150 }, (_, i) => instances[i % 3]!.admit(k2, { ...NONE, rpm: 100 }, FRESH, R, 0, { concurrency: false, quota: false })),
+        );
+        expect(again.filter((r) => r.ok)).toHaveLength(100);
+      } finally {
+        for (const l of instances) l.close();
+        await redis.stop();
+      }
+    });
+
+    test("fail-closed (the default) answers 503 while Redis is down and admits again by itself once it is back", { timeout: 30_000 }, async () => {
+      const redis = await startRedisServer();
+      const l = new RedisLimiter(redis.url, { leaseMs: 600 });
+      try {
+        await l.start();
+        await redis.down();
+        const err = await l.admit(keyId(), { ...NONE, rpm: 10 }, FRESH, R, 0, GENERATE).then(() => null, (e) => e);
+        expect(err).toMatchObject({ status: 503, code: "service_unavailable" });
+        await redis.up();
+        const k = keyId();
+        await pollUntil(
+          () => l.admit(k, { ...NONE, rpm: 10 }, FRESH, R, 0, { concurrency: false, quota: false }).then((r) => r.ok, () => false),
+          Boolean,
+          { timeoutMs: 10_000, stepMs: 50, what: "admission after Redis came back" },
+        );
+      } finally {
+        l.close();
+        await redis.stop();
       }
     });
   });

@@ -3,7 +3,7 @@
  * database per fixture. Without PostgreSQL installed, one skipped test says so (CI installs it).
  */
 import { SQL } from "bun";
-import { test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { PostgresAnnouncementRepository } from "../../src/store/postgres/announcements";
 import { PostgresChangeFeed } from "../../src/store/postgres/change-feed";
 import { PostgresClientRepository } from "../../src/store/postgres/clients";
@@ -117,5 +117,57 @@ if (unavailable) {
       changes: () => touched,
       close: p.close,
     };
+  });
+
+  describe("PostgreSQL connection loss", () => {
+    const entry = (requestId: string, keyId: string) => ({
+      ts: 1000, requestId, keyId, model: "m", endpoint: "responses", status: 200, errorCode: null,
+      inputTokens: 10, outputTokens: 5, reasoningTokens: 0, cachedTokens: 0, cost: 0, durationMs: 1, upstreamTtfbMs: null,
+    });
+    /** Cuts every connection of `mine` (what a restart or a failover does to idle pooled connections). */
+    async function cutAll(other: SQL): Promise<number> {
+      const [row] = await other`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+                                WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+      return row.n;
+    }
+
+    test("statements, unsafe statements and transactions on connections cut while idle succeed (tried once more)", async () => {
+      const p = await pair();
+      try {
+        await Promise.all([p.mine`SELECT 1`, p.mine`SELECT 2`, p.mine`SELECT 3`]);
+        expect(await cutAll(p.other)).toBeGreaterThan(0);
+        const [a] = await p.mine`SELECT 41 + 1 AS n`;
+        expect(a.n).toBe(42);
+        await cutAll(p.other);
+        const [b] = await p.mine.unsafe("SELECT $1::int AS n", [7]);
+        expect(b.n).toBe(7);
+        await cutAll(p.other);
+        const c = await p.mine.begin(async (tx) => (await tx`SELECT 5 AS n`)[0].n);
+        expect(c).toBe(5);
+        // Errors that are not a lost connection are not retried.
+        await expect(p.mine`SELECT * FROM no_such_table`).rejects.toThrow(/no_such_table/);
+      } finally {
+        await p.close();
+      }
+    });
+
+    test("a ledger batch written twice (a retry after its commit landed) counts each request once", async () => {
+      const p = await pair();
+      const keys = new PostgresKeyRepository(p.mine);
+      const ledger = new PostgresUsageLedger(p.mine);
+      try {
+        const { key } = await keys.create({ name: "retry" });
+        const batch = [entry("req_retry_1", key.id), entry("req_retry_2", key.id)];
+        await ledger.recordMany(batch);
+        await ledger.recordMany(batch);
+        await ledger.recordMany([entry("req_retry_3", key.id)]);
+        expect((await keys.usage(key.id)).requests).toBe(3);
+        const [row] = await p.other`SELECT count(*)::int AS n FROM usage_ledger`;
+        expect(row.n).toBe(3);
+      } finally {
+        await ledger.close();
+        await p.close();
+      }
+    });
   });
 }

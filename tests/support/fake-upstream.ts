@@ -89,6 +89,8 @@ export interface FakeUpstream {
   readonly open: number;
   /** High-water mark of `open`. */
   readonly maxOpen: number;
+  /** Starts a new high-water mark from the streams open now. */
+  resetMaxOpen(): void;
   /** Streams that ended because the client went away. */
   readonly aborted: number;
   /** Pieces of stream bodies handed to callers so far, all streams together (one event each, or one trickle chunk). */
@@ -407,6 +409,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     requests,
     get open() {
       return open;
+    },
+    resetMaxOpen() {
+      maxOpen = open;
     },
     get maxOpen() {
       return maxOpen;

@@ -28,12 +28,19 @@ export function postgresUnavailable(): string | null {
   return null;
 }
 
-interface Server {
+export interface PostgresServer {
   port: number;
   dir: string;
   admin: SQL;
+  /** Stops it for good and removes its directory. */
   stop(): Promise<void>;
+  /** `pg_ctl restart` (a fault: every connection is cut; the data stays). */
+  restart(): Promise<void>;
+  /** A new empty database on this server. */
+  createDatabase(): Promise<string>;
 }
+
+type Server = PostgresServer;
 
 let server: Promise<Server> | null = null;
 
@@ -80,7 +87,16 @@ async function start(): Promise<Server> {
       };
       // A run cut short (a crash, ^C) still takes the server down with it.
       process.once("exit", () => void Bun.spawnSync(asServerUser([join(bin, "pg_ctl"), "-D", join(dir, "data"), "-m", "immediate", "stop"])));
-      return { port, dir, admin, stop };
+      const restart = async () => {
+        run([join(bin, "pg_ctl"), "-D", join(dir, "data"), "-l", join(dir, "log"), "-m", "fast", "-w", "-t", "60", "restart"], "pg_ctl restart");
+      };
+      let made = 0;
+      const createDatabase = async () => {
+        const name = `gantry_own_${process.pid}_${++made}`;
+        await admin.unsafe(`CREATE DATABASE ${name}`);
+        return `postgres://postgres@127.0.0.1:${port}/${name}`;
+      };
+      return { port, dir, admin, stop, restart, createDatabase };
     } catch (err) {
       if (attempt >= 3) throw err;
     }
@@ -110,6 +126,13 @@ export async function freshDatabase(): Promise<{ url: string; drop(): Promise<vo
       await s.admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
+}
+
+/** A PostgreSQL server of the caller's own (to restart in fault tests); the caller stops it. */
+export async function startPostgresServer(): Promise<PostgresServer> {
+  const unavailable = postgresUnavailable();
+  if (unavailable) throw new Error(`cannot start PostgreSQL for this test: ${unavailable}`);
+  return start();
 }
 
 /** Stops the server (if one was started) and removes its directory. */

@@ -13,10 +13,18 @@ export function redisUnavailable(): string | null {
   return existsSync(BINARY) ? null : `Redis is not installed (no ${BINARY}; .ci/system-deps installs the Debian package "redis-server")`;
 }
 
-interface Server {
+export interface RedisServer {
   url: string;
+  port: number;
+  /** Stops it for good and removes its directory. */
   stop(): Promise<void>;
+  /** Takes the server down (a fault); `up()` brings a new one on the same port (its data is gone: no persistence). */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  restart(): Promise<void>;
 }
+
+type Server = RedisServer;
 
 let server: Promise<Server> | null = null;
 
@@ -27,36 +35,71 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Starts redis-server on `port`; null when the port was taken meanwhile. */
+async function launch(dir: string, port: number): Promise<ReturnType<typeof Bun.spawn> | null> {
+  const proc = Bun.spawn([BINARY, "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  // Ready when it says so on stdout (or gone when the port was taken meanwhile).
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  let out = "";
+  while (!out.includes("Ready to accept connections")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  if (out.includes("Ready to accept connections")) return proc;
+  proc.kill();
+  return null;
+}
+
 async function start(): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), "gantry-redis-"));
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const proc = Bun.spawn([BINARY, "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    // Ready when it says so on stdout (or gone when the port was taken meanwhile).
-    const reader = proc.stdout.getReader();
-    let out = "";
-    while (!out.includes("Ready to accept connections")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += new TextDecoder().decode(value);
+    let proc = await launch(dir, port);
+    if (!proc) {
+      if (attempt >= 3) throw new Error("redis-server did not start");
+      continue;
     }
-    reader.releaseLock();
-    if (out.includes("Ready to accept connections")) {
-      return {
-        url: `redis://127.0.0.1:${port}`,
-        async stop() {
-          proc.kill();
-          await proc.exited;
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    }
-    proc.kill();
-    if (attempt >= 3) throw new Error(`redis-server did not start: ${out.slice(-500)}`);
+    const halt = async () => {
+      proc?.kill();
+      await proc?.exited;
+      proc = null;
+    };
+    process.once("exit", () => proc?.kill("SIGKILL"));
+    const server: Server = {
+      url: `redis://127.0.0.1:${port}`,
+      port,
+      async stop() {
+        await halt();
+        rmSync(dir, { recursive: true, force: true });
+      },
+      down: halt,
+      async restart() {
+        await halt();
+        await server.up();
+      },
+      async up() {
+        // The old server's socket may linger a moment: try until the port is ours again.
+        for (let i = 0; i < 100 && !proc; i++) {
+          proc = await launch(dir, port);
+          if (!proc) await Bun.sleep(50);
+        }
+        if (!proc) throw new Error(`redis-server did not restart on port ${port}`);
+      },
+    };
+    return server;
   }
+}
+
+/** A Redis server of the caller's own (to stop and restart in fault tests); the caller stops it. */
+export async function startRedisServer(): Promise<RedisServer> {
+  const unavailable = redisUnavailable();
+  if (unavailable) throw new Error(`cannot start Redis for this test: ${unavailable}`);
+  return start();
 }
 
 /** The URL of the run's Redis server (started on first call). */

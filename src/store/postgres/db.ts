@@ -29,8 +29,64 @@ export function numOrNull(v: unknown): number | null {
   return v === null || v === undefined ? null : num(v);
 }
 
+const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * A connection that broke under a statement: the server restarted or went away, or an idle pooled connection
+ * found itself cut. Nothing else (a constraint, a syntax error) is retried.
+ */
+export function isConnectionLoss(err: unknown): boolean {
+  const e = err as { code?: string; errno?: string; message?: string } | null;
+  if (!e) return false;
+  if (typeof e.code === "string" && /^ERR_POSTGRES_(CONNECTION_CLOSED|CONNECTION_TIMEOUT|IDLE_TIMEOUT|LIFETIME_TIMEOUT)$/.test(e.code)) return true;
+  // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 08xxx connection exceptions.
+  return typeof e.errno === "string" && (/^57P0[123]$/.test(e.errno) || e.errno.startsWith("08"));
+}
+
+/**
+ * Runs `op` and, if the connection was lost under it, again: each dead idle connection of the pool fails once
+ * and is dropped, so up to `attempts` tries (the pool's size and one) reach a live or a new connection.
+ */
+export async function retryOnConnectionLoss<T>(op: () => Promise<T>, attempts = DEFAULT_POOL_SIZE + 1): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (!isConnectionLoss(err) || attempt >= attempts) throw err;
+    }
+  }
+}
+
+
+/**
+ * The pool, with every statement and transaction sent through it tried once more when its connection turns
+ * out to be dead, until one is alive. After a PostgreSQL restart (or a failover, or a proxy's idle cut) each idle pooled connection
+ * fails its next statement once, which would otherwise turn into a 503 for as many requests as the pool has
+ * connections. A transaction is rolled back by the loss, so running it again is safe; statements inside a
+ * transaction are not retried one by one. Helper calls (`sql(rows)`) and everything else pass through.
+ */
+export function retryingPool(sql: SQL, poolSize = DEFAULT_POOL_SIZE): SQL {
+  const attempts = poolSize + 1;
+  return new Proxy(sql, {
+    apply(target, thisArg, args) {
+      const first = args[0];
+      if (!(Array.isArray(first) && "raw" in first)) return Reflect.apply(target, thisArg, args);
+      return retryOnConnectionLoss(() => Reflect.apply(target, thisArg, args) as Promise<unknown>, attempts);
+    },
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      if (prop === "begin" || prop === "transaction" || prop === "unsafe") {
+        return (...args: unknown[]) => retryOnConnectionLoss(() => value.apply(target, args), attempts);
+      }
+      return value.bind(target);
+    },
+  });
+}
+
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<SQL> {
-  const sql = new SQL({ url, max: options.max ?? 10, idleTimeout: 60, connectionTimeout: 10 });
+  const max = options.max ?? DEFAULT_POOL_SIZE;
+  const sql = retryingPool(new SQL({ url, max, idleTimeout: 60, connectionTimeout: 10 }), max);
   try {
     await migrate(sql);
   } catch (err) {

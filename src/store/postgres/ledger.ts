@@ -62,21 +62,29 @@ export class PostgresUsageLedger implements UsageLedger {
 
   private async writeBatch(entries: readonly LedgerEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    // One totals update per key per batch: a batch under load is mostly a few busy keys.
-    const totals = new Map<string, { requests: number; input: number; output: number; micros: number }>();
     const rows = entries.map(toRow);
-    for (const r of rows) {
-      if (!r.key_id) continue;
-      const t = totals.get(r.key_id) ?? { requests: 0, input: 0, output: 0, micros: 0 };
-      t.requests += 1;
-      t.input += r.input_tokens;
-      t.output += r.output_tokens;
-      t.micros += r.cost_micros;
-      totals.set(r.key_id, t);
-    }
+    // The pool runs a transaction again when its connection was lost (db.ts): should the lost one have
+    // committed after all, its rows are skipped by their unique request id, and the totals count only the rows
+    // this attempt inserted.
     await this.sql.begin(async (tx) => {
+      const inserted: Row[] = [];
       // Bun's helper writes one multi-row INSERT; chunks keep it under PostgreSQL's 65,535 parameters.
-      for (let i = 0; i < rows.length; i += 1000) await tx`INSERT INTO usage_ledger ${tx(rows.slice(i, i + 1000))}`;
+      for (let i = 0; i < rows.length; i += 1000) {
+        inserted.push(...(await tx`INSERT INTO usage_ledger ${tx(rows.slice(i, i + 1000))} ON CONFLICT (request_id) DO NOTHING
+                                  RETURNING key_id, input_tokens, output_tokens, cost_micros`));
+      }
+      // One totals update per key per batch: a batch under load is mostly a few busy keys.
+      const totals = new Map<string, { requests: number; input: number; output: number; micros: number }>();
+      for (const r of inserted) {
+        const keyId = r.key_id as string | null;
+        if (!keyId) continue;
+        const t = totals.get(keyId) ?? { requests: 0, input: 0, output: 0, micros: 0 };
+        t.requests += 1;
+        t.input += num(r.input_tokens);
+        t.output += num(r.output_tokens);
+        t.micros += num(r.cost_micros);
+        totals.set(keyId, t);
+      }
       // Keys in a fixed order, so two instances' batches never wait on each other's row locks in a cycle.
       for (const [keyId, t] of [...totals].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         await tx`UPDATE key_usage SET requests = requests + ${t.requests}, input_tokens = input_tokens + ${t.input},

@@ -56,7 +56,8 @@ const V1 = `
   CREATE TABLE usage_ledger (
     id               BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     ts               BIGINT NOT NULL,
-    request_id       TEXT NOT NULL,
+    -- Unique: a batch retried after a lost connection (its commit may have landed) cannot count a request twice.
+    request_id       TEXT NOT NULL UNIQUE,
     key_id           TEXT,
     model            TEXT NOT NULL DEFAULT '',
     endpoint         TEXT NOT NULL,

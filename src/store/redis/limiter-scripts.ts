@@ -157,3 +157,20 @@ export const FORGET = `${PURGE}
 if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3]) return 1 end
 return 0
 `;
+
+/**
+ * The registry of running instances (fail-open shares a limit by their number). KEYS: the registry. ARGV:
+ * instance id, lease ms, 1 = register / 0 = leave. Returns how many instances are registered.
+ */
+export const INSTANCES = `
+local t = redis.call('TIME')
+local now_redis = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[1], now_redis + tonumber(ARGV[2]), ARGV[1])
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_redis)
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+return redis.call('ZCARD', KEYS[1])
+`;
