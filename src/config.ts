@@ -48,6 +48,12 @@ export const ConfigSchema = Type.Object({
   redisUrl: Type.String(),
   redisLeaseSeconds: PositiveInt(),
   redisFailOpen: Type.Boolean(),
+  s3Bucket: Type.String(),
+  s3Endpoint: Type.String(),
+  s3Region: Type.String(),
+  s3AccessKeyId: Type.String(),
+  s3SecretAccessKey: Type.String(),
+  s3RedirectDownloads: Type.Boolean(),
   upstreamUrl: Type.Union([Type.Literal(""), Type.String({ pattern: "^https?://[^\\s]+$" })]),
   upstreamKey: Type.String(),
   adminToken: Type.String(),
@@ -86,6 +92,7 @@ const httpUrl = (v: unknown) => typeof v === "string" && /^https?:\/\/[^\s/]+(\/
 const httpUrlOrEmpty = (v: unknown) => v === "" || httpUrl(v);
 const postgresUrlOrEmpty = (v: unknown) => v === "" || (typeof v === "string" && /^postgres(ql)?:\/\/\S+$/i.test(v));
 const redisUrlOrEmpty = (v: unknown) => v === "" || (typeof v === "string" && /^rediss?:\/\/\S+$/i.test(v));
+const s3BucketOrEmpty = (v: unknown) => v === "" || (typeof v === "string" && /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(v));
 const nonEmpty = (v: unknown) => typeof v === "string" && v.trim() !== "";
 const LOG_LEVELS = ["debug", "info", "warn", "error"];
 const PORT = "a port number (0–65535; 0 picks a free port)";
@@ -99,6 +106,12 @@ export const SETTINGS: SettingDef[] = [
   { key: "redisUrl", env: "GANTRY_REDIS_URL", flag: "redis-url", kind: "string", default: "", secret: "url", help: "Redis for rate buckets, concurrency leases and quota reservations shared by instances (empty: in-process)", accepts: "a redis:// or rediss:// URL", valid: redisUrlOrEmpty },
   { key: "redisLeaseSeconds", env: "GANTRY_REDIS_LEASE_SECONDS", flag: "redis-lease-seconds", kind: "int", default: 30, help: "a request's concurrency slot and quota reservation in Redis expire this long after its instance stopped renewing them (an instance that died gives them back)", accepts: "a whole number of seconds, 3 to 3600", valid: int(3, 3600) },
   { key: "redisFailOpen", env: "GANTRY_REDIS_FAIL_OPEN", flag: "redis-fail-open", kind: "bool", default: false, help: "while Redis is unreachable, admit requests against this instance's share of each limit (the limit divided by the instances last seen) instead of answering 503", accepts: "true or false" },
+  { key: "s3Bucket", env: "GANTRY_S3_BUCKET", flag: "s3-bucket", kind: "string", default: "", help: "asset bytes in this S3 bucket (empty: the file-system mirror in the data dir)", accepts: "an S3 bucket name (3-63 characters: a-z, 0-9, '.', '-')", valid: s3BucketOrEmpty },
+  { key: "s3Endpoint", env: "GANTRY_S3_ENDPOINT", flag: "s3-endpoint", kind: "string", default: "", help: "the S3 service's URL (empty: AWS S3 of the region)", accepts: URL_WORDS, valid: httpUrlOrEmpty },
+  { key: "s3Region", env: "GANTRY_S3_REGION", flag: "s3-region", kind: "string", default: "us-east-1", help: "the bucket's region (most S3-compatible servers accept any)", accepts: "a region name", valid: nonEmpty },
+  { key: "s3AccessKeyId", env: "GANTRY_S3_ACCESS_KEY_ID", flag: "s3-access-key-id", kind: "string", default: "", help: "S3 access key id", accepts: "an access key id" },
+  { key: "s3SecretAccessKey", env: "GANTRY_S3_SECRET_ACCESS_KEY", flag: "s3-secret-access-key", kind: "string", default: "", secret: true, help: "S3 secret access key", accepts: "a secret access key" },
+  { key: "s3RedirectDownloads", env: "GANTRY_S3_REDIRECT_DOWNLOADS", flag: "s3-redirect-downloads", kind: "bool", default: true, help: "with an S3 bucket: answer a complete /dl/ download with a redirect to a presigned S3 URL (5 minutes) that carries Gantry's download headers; false streams every download through Gantry (for a bucket clients cannot reach)", accepts: "true or false" },
   { key: "upstreamUrl", env: "GANTRY_UPSTREAM_URL", flag: "upstream-url", kind: "string", default: "", help: "upstream base URL including its version prefix, e.g. https://api.openai.com/v1", accepts: URL_WORDS, valid: httpUrlOrEmpty },
   { key: "upstreamKey", env: "GANTRY_UPSTREAM_KEY", flag: "upstream-key", kind: "string", default: "", secret: true, help: "bearer credential for the upstream" },
   { key: "adminToken", env: "GANTRY_ADMIN_TOKEN", flag: "admin-token", kind: "string", default: "", secret: true, help: "admin bearer token (generated on first start when unset)" },

@@ -26,6 +26,7 @@ import type { KeyRepository } from "./gateway/keys/key-repository";
 import type { UsageLedger } from "./gateway/usage/ledger-repository";
 import type { ChangeFeed } from "./store/change-feed";
 import { FileSystemMirror } from "./store/files/fs-mirror";
+import { S3Mirror } from "./store/s3/s3-mirror";
 import type { Mirror } from "./site/downloads/mirror";
 import type { MetaRepository } from "./store/meta-repository";
 import { createEngagementServices, type EngagementServices } from "./site/engagement-services";
@@ -82,9 +83,26 @@ export function databasePathOf(config: Config): string {
   return join(config.dataDir, "gantry.db");
 }
 
+/** Where asset bytes live: the S3 bucket when one is set (checked now, so a wrong one fails the start), else the data dir. */
+export async function openMirror(config: Config): Promise<Mirror> {
+  if (!config.s3Bucket) return new FileSystemMirror(join(config.dataDir, "mirror"));
+  const mirror = new S3Mirror({
+    bucket: config.s3Bucket,
+    endpoint: config.s3Endpoint,
+    region: config.s3Region,
+    accessKeyId: config.s3AccessKeyId,
+    secretAccessKey: config.s3SecretAccessKey,
+    spoolDir: join(config.dataDir, "mirror", ".tmp"),
+    presign: config.s3RedirectDownloads,
+  });
+  await mirror.check();
+  return mirror;
+}
+
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<AppDeps> {
   const now = options.now ?? Date.now;
   const log = options.log ?? createLogger(config.logLevel);
+  const mirror = options.mirror ?? (await openMirror(config));
   const onChangeFeedError = (err: unknown) => log.warn("change feed failed", { error: (err as Error).message });
   const stores =
     options.stores ??
@@ -139,7 +157,6 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     retries: config.upstreamRetries,
     fetch: options.fetch,
   });
-  const mirror = options.mirror ?? new FileSystemMirror(join(config.dataDir, "mirror"));
   const ctx = { config, meta, changes, releases: stores.releases, downloads: stores.downloads, announcements: stores.announcements,
     clients: stores.clients, mirror, log, now, fetch: options.fetch ?? fetch };
   const releases = createReleaseServices(ctx);

@@ -87,7 +87,7 @@ export function mirrorConformance(backend: string, make: () => Promise<MirrorFix
     test("a direct link, when the backend has one, is a URL; otherwise null", async () => {
       const { mirror } = await open();
       const stored = await mirror.put(streamOf(bytes(100)));
-      const url = await mirror.directUrl(stored.sha256, { fileName: "a.bin", expiresInSeconds: 60 });
+      const url = await mirror.directUrl(stored.sha256, { contentDisposition: "attachment; filename=\"a.bin\"", contentType: "application/octet-stream", expiresInSeconds: 60 });
       if (url !== null) expect(() => new URL(url)).not.toThrow();
     });
   });

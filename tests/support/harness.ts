@@ -13,11 +13,13 @@ import type { Stores } from "../../src/store/stores";
 import type { Database } from "bun:sqlite";
 import { freshDatabase } from "./postgres";
 import { redisUrl } from "./redis";
+import { s3Server } from "./s3";
 import { RedisLimiter } from "../../src/store/redis/limiter";
 
 /**
  * The backends of the servers tests start: SQLite in memory and the in-process limiter by default;
- * `GANTRY_TEST_BACKEND=shared` runs the same tests on a fresh PostgreSQL database each and the Redis limiter
+ * `GANTRY_TEST_BACKEND=shared` runs the same tests on a fresh PostgreSQL database each, the Redis limiter and
+ * an S3 bucket each for the asset bytes
  * (tests that read SQLite rows directly through `db` cannot run then, and say so).
  */
 export const TEST_BACKEND = process.env.GANTRY_TEST_BACKEND === "shared" ? "shared" : "embedded";
@@ -55,6 +57,12 @@ export async function startGantry(
   options: { config?: Partial<Config>; now?: () => number; captureLogs?: boolean; databasePath?: string } = {},
 ): Promise<Gantry> {
   const dataDir = options.config?.dataDir ?? mkdtempSync(join(tmpdir(), "gantry-test-"));
+  // Shared backend: asset bytes in a bucket of their own on the run's S3 server.
+  let s3Settings: Partial<Config> = {};
+  if (TEST_BACKEND === "shared" && options.databasePath === undefined) {
+    const s3 = await s3Server();
+    s3Settings = { s3Bucket: await s3.createBucket(), s3Endpoint: s3.endpoint, s3Region: s3.region, s3AccessKeyId: s3.accessKeyId, s3SecretAccessKey: s3.secretAccessKey };
+  }
   const ownsDataDir = options.config?.dataDir === undefined;
   const config = defaultConfig({
     host: "127.0.0.1",
@@ -62,6 +70,7 @@ export async function startGantry(
     adminToken: TEST_ADMIN_TOKEN,
     upstreamKey: "upstream-secret-key",
     keepAliveSeconds: 15,
+    ...s3Settings,
     ...options.config,
     dataDir,
   });

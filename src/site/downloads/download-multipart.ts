@@ -71,3 +71,39 @@ export function streamFrom(iterator: AsyncIterator<Uint8Array>): ReadableStream<
     },
   });
 }
+
+/**
+ * Exactly `length` bytes after skipping `skip`: too few is an error (never a silently short file),
+ * surplus is dropped and the source's read cancelled. It is
+ * also how a stream gets its Content-Length sent: Bun drops the header for a native stream (an object store's)
+ * but keeps it for one made here.
+ */
+export function exactly(body: ReadableStream<Uint8Array> | null, skip: number, length: number): ReadableStream<Uint8Array> {
+  async function* run(): AsyncGenerator<Uint8Array> {
+    if (!body) throw new Error("the source sent no body");
+    const reader = body.getReader();
+    let toSkip = skip;
+    let left = length;
+    try {
+      while (left > 0) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the source ended ${left} bytes early`);
+        let chunk = value;
+        if (toSkip > 0) {
+          if (chunk.byteLength <= toSkip) {
+            toSkip -= chunk.byteLength;
+            continue;
+          }
+          chunk = chunk.subarray(toSkip);
+          toSkip = 0;
+        }
+        if (chunk.byteLength > left) chunk = chunk.subarray(0, left);
+        left -= chunk.byteLength;
+        yield chunk;
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+  }
+  return streamFrom(run());
+}

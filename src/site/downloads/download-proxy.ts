@@ -18,7 +18,7 @@
 import { AppError, errorResponse } from "../../errors";
 import { contentTypeFor } from "./download-headers";
 import { DownloadFetchError, fetchFollowingRedirects } from "./download-fetch";
-import { multipartByteranges, streamFrom } from "./download-multipart";
+import { multipartByteranges, exactly } from "./download-multipart";
 import {
   baseDownloadHeaders,
   goneResponse,
@@ -204,36 +204,3 @@ export function parseContentRange(value: string | null): { start: number; end: n
   return { start, end, size };
 }
 
-/**
- * Exactly `length` bytes after skipping `skip`: too few is an error (never a silently short file),
- * surplus is dropped and the upstream read cancelled.
- */
-function exactly(body: ReadableStream<Uint8Array> | null, skip: number, length: number): ReadableStream<Uint8Array> {
-  async function* run(): AsyncGenerator<Uint8Array> {
-    if (!body) throw new Error("the upstream sent no body");
-    const reader = body.getReader();
-    let toSkip = skip;
-    let left = length;
-    try {
-      while (left > 0) {
-        const { done, value } = await reader.read();
-        if (done) throw new Error(`the upstream ended ${left} bytes early`);
-        let chunk = value;
-        if (toSkip > 0) {
-          if (chunk.byteLength <= toSkip) {
-            toSkip -= chunk.byteLength;
-            continue;
-          }
-          chunk = chunk.subarray(toSkip);
-          toSkip = 0;
-        }
-        if (chunk.byteLength > left) chunk = chunk.subarray(0, left);
-        left -= chunk.byteLength;
-        yield chunk;
-      }
-    } finally {
-      reader.cancel().catch(() => {});
-    }
-  }
-  return streamFrom(run());
-}

@@ -4,7 +4,7 @@
  */
 import { AppError, errorResponse } from "../../errors";
 import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows } from "./download-headers";
-import { multipartByteranges } from "./download-multipart";
+import { exactly, multipartByteranges } from "./download-multipart";
 import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "./range";
 
 /** What the handler is told to do at the moments that matter; both are idempotent per token. */
@@ -54,7 +54,28 @@ export function goneResponse(): Response {
   );
 }
 
-export async function serveFromMirror(request: Request, file: Blob, meta: DownloadMeta, hooks: DownloadHooks): Promise<Response> {
+/**
+ * A body for the bytes of `blob`. A file of an object store (Bun's S3File) given to a Response as such would
+ * answer with a redirect to a presigned URL, not with the bytes: it is streamed instead (ranged GETs for slices).
+ * A local file is given as it is, so Bun sends it with sendfile(2).
+ */
+function bodyOf(blob: Blob): BodyInit {
+  return typeof (blob as { presign?: unknown }).presign === "function" ? exactly(blob.stream(), 0, blob.size) : blob;
+}
+
+/**
+ * `direct`, when given, may name a URL the client can fetch a complete download from itself (a presigned
+ * object-store URL): a plain full GET is then answered with a redirect to it, after the token is consumed and
+ * the download counted, as a streamed one would be. Everything else (HEAD, ranges, If-Range) is answered here,
+ * so Range and If-Range keep Gantry's rules and its SHA-256 ETag.
+ */
+export async function serveFromMirror(
+  request: Request,
+  file: Blob,
+  meta: DownloadMeta,
+  hooks: DownloadHooks,
+  direct?: () => Promise<string | null>,
+): Promise<Response> {
   const head = request.method === "HEAD";
   const size = file.size;
   const base = baseDownloadHeaders(meta);
@@ -68,7 +89,12 @@ export async function serveFromMirror(request: Request, file: Blob, meta: Downlo
     if (head) return new Response(null, { status: 200, headers });
     if (!(await hooks.consume())) return goneResponse();
     hooks.count();
-    return new Response(file, { status: 200, headers });
+    // Only a request that asks for nothing but the whole file goes to the bucket: a Range Gantry ignored (malformed,
+    // or a stale If-Range) would be applied there by other rules.
+    const plain = !request.headers.has("range") && !request.headers.has("if-range");
+    const url = plain ? await direct?.() : null;
+    if (url) return new Response(null, { status: 302, headers: { location: url, "cache-control": "private, no-store" } });
+    return new Response(bodyOf(file), { status: 200, headers });
   }
 
   if (range.ranges.length === 1) {
@@ -81,7 +107,7 @@ export async function serveFromMirror(request: Request, file: Blob, meta: Downlo
     };
     if (head) return new Response(null, { status: 206, headers });
     hooks.count();
-    return new Response(file.slice(start, end + 1), { status: 206, headers });
+    return new Response(bodyOf(file.slice(start, end + 1)), { status: 206, headers });
   }
 
   const multipart = multipartByteranges(range.ranges, size, type, (r) => file.slice(r.start, r.end + 1).stream());

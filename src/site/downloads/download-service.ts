@@ -7,6 +7,7 @@ import { AppError, errorResponse } from "../../errors";
 import type { Logger } from "../../log";
 import { serveFromUpstream } from "./download-proxy";
 import { serveFromMirror } from "./download-serve";
+import { contentDisposition, contentTypeFor } from "./download-headers";
 import { TOKEN_REASON_TEXT, isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "./download-tokens";
 import type { Mirror } from "./mirror";
 import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
@@ -26,6 +27,12 @@ export interface DownloadDeps {
 /** Expired tokens are kept this long so they answer 410 rather than 404, then forgotten. */
 const KEEP_EXPIRED_MS = 24 * 3_600_000;
 const PURGE_EVERY_MS = 60_000;
+/**
+ * A presigned object-store link (GANTRY_S3_REDIRECT_DOWNLOADS) lives this long: enough to start the download
+ * and to resume it after a short break (S3 checks the expiry when a request starts, not while it runs); short
+ * enough that it is no lasting public link.
+ */
+const DIRECT_LINK_SECONDS = 300;
 
 /** Path ids are positive safe integers; anything else (`-1`, `1e3`, `0x1`, 30 digits) is a 400. */
 export function parseAssetId(raw: string): number {
@@ -84,7 +91,12 @@ export class DownloadService {
     const meta = { name: a.name, fileType: a.fileType, sha256: a.sha256 };
 
     const file = a.mirrored && a.sha256 ? await this.deps.mirror.open(a.sha256) : null;
-    if (file) return serveFromMirror(request, file, meta, hooks);
+    if (file) {
+      const sha = a.sha256;
+      const direct = () =>
+        this.deps.mirror.directUrl(sha, { contentDisposition: contentDisposition(a.name), contentType: contentTypeFor(a.fileType), expiresInSeconds: DIRECT_LINK_SECONDS });
+      return serveFromMirror(request, file, meta, hooks, direct);
+    }
     if (a.mirrored) this.deps.log.warn("mirrored bytes are missing; trying the upstream", { assetId: a.id, sha256: a.sha256 });
     if (a.upstreamUrl) {
       return serveFromUpstream(request, { ...meta, url: a.upstreamUrl, size: a.size }, hooks, {

@@ -20,6 +20,12 @@ export interface PutOptions {
   onProgress?: (bytes: number) => void;
 }
 
+export interface DirectUrlOptions {
+  contentDisposition: string;
+  contentType: string;
+  expiresInSeconds: number;
+}
+
 export interface Mirror {
   /** Streams `body` in, computing size and SHA-256 over exactly the bytes stored. */
   put(body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<MirrorObject>;
@@ -29,9 +35,10 @@ export interface Mirror {
   remove(sha256: string): Promise<void>;
   /**
    * A link a client may download the bytes from directly (an object store's presigned URL), valid for
-   * `expiresInSeconds` and naming the file `fileName`; null when the backend has none and Gantry serves the bytes.
+   * `expiresInSeconds`, answering with these Content-Disposition and Content-Type; null when the backend has
+   * none (or is not to hand them out) and Gantry serves the bytes.
    */
-  directUrl(sha256: string, options: { fileName: string; expiresInSeconds: number }): Promise<string | null>;
+  directUrl(sha256: string, options: DirectUrlOptions): Promise<string | null>;
   /** Clears what writes killed mid-way left behind (temp files, incomplete uploads). */
   sweep(): Promise<void>;
 }
