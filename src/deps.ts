@@ -69,6 +69,8 @@ export interface DepsOptions {
   databasePath?: string;
   /** Refuse to create the database: DatabaseMissingError when there is none (the CLI's commands other than serve). */
   existingDatabaseOnly?: boolean;
+  /** Reach the S3 bucket (when one is set) before going on; default true. One-shot commands skip it. */
+  checkMirror?: boolean;
   log?: Logger;
   now?: () => number;
   fetch?: typeof fetch;
@@ -83,8 +85,12 @@ export function databasePathOf(config: Config): string {
   return join(config.dataDir, "gantry.db");
 }
 
-/** Where asset bytes live: the S3 bucket when one is set (checked now, so a wrong one fails the start), else the data dir. */
-export async function openMirror(config: Config): Promise<Mirror> {
+/**
+ * Where asset bytes live: the S3 bucket when one is set, else the data dir. `check`: reach the bucket now, so a
+ * wrong name, endpoint or key fails the start with a clear message (a server; a CLI command that never touches
+ * bytes should not depend on S3 being up).
+ */
+export async function openMirror(config: Config, check = true): Promise<Mirror> {
   if (!config.s3Bucket) return new FileSystemMirror(join(config.dataDir, "mirror"));
   const mirror = new S3Mirror({
     bucket: config.s3Bucket,
@@ -95,14 +101,14 @@ export async function openMirror(config: Config): Promise<Mirror> {
     spoolDir: join(config.dataDir, "mirror", ".tmp"),
     presign: config.s3RedirectDownloads,
   });
-  await mirror.check();
+  if (check) await mirror.check();
   return mirror;
 }
 
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<AppDeps> {
   const now = options.now ?? Date.now;
   const log = options.log ?? createLogger(config.logLevel);
-  const mirror = options.mirror ?? (await openMirror(config));
+  const mirror = options.mirror ?? (await openMirror(config, options.checkMirror ?? true));
   const onChangeFeedError = (err: unknown) => log.warn("change feed failed", { error: (err as Error).message });
   const stores =
     options.stores ??

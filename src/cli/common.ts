@@ -10,8 +10,11 @@ import { DatabaseMissingError } from "../store/sqlite/db";
 
 export type Options = NonNullable<ParseArgsConfig["options"]>;
 
-/** The settings of a command that only works on the database (keys, announcements, stats, ...). */
-export const STORE_SETTINGS: readonly string[] = ["data-dir", "database-url"];
+/**
+ * The settings of a command that works on the stored data (keys, releases, announcements, stats, ...): where the
+ * records are and where the asset bytes are, so every command works on the same data as the servers.
+ */
+export const STORE_SETTINGS: readonly string[] = ["data-dir", "database-url", "s3-bucket", "s3-endpoint", "s3-region", "s3-access-key-id", "s3-secret-access-key"];
 
 /** parseArgs options for the given settings (`--port`, `--data-dir`, ...), by flag name; every setting when none given. */
 export function settingOptions(flags: readonly string[] = SETTINGS.map((s) => s.flag)): Options {
@@ -79,7 +82,7 @@ export async function commandDeps(config: Config, creates = false): Promise<AppD
   const isNew = creates && !config.databaseUrl && !existsSync(path);
   let deps: AppDeps;
   try {
-    deps = await createDeps(config, { log: silentLogger, existingDatabaseOnly: !creates });
+    deps = await createDeps(config, { log: silentLogger, existingDatabaseOnly: !creates, checkMirror: false });
   } catch (err) {
     if (err instanceof DatabaseMissingError) throw noDatabase(config.dataDir);
     throw err;

@@ -1,5 +1,5 @@
 /**
- * Several `gantry serve` processes on one PostgreSQL database and one Redis, as a team runs them behind a
+ * Several `gantry serve` processes on one PostgreSQL database, one Redis and optionally one S3 bucket, as a team runs them behind a
  * load balancer: each has a data dir of its own (as separate machines would), and the CLI runs against the
  * same database. For the scale-out tests in this folder.
  */
@@ -17,6 +17,8 @@ export interface ClusterOptions {
   upstreamUrl: string;
   /** Extra `serve` flags for every instance. */
   args?: string[];
+  /** Asset bytes in this S3 bucket (instances share no disk); default: each instance's own file-system mirror. */
+  s3?: { bucket: string; endpoint: string; region: string; accessKeyId: string; secretAccessKey: string };
 }
 
 export interface Cluster {
@@ -34,7 +36,19 @@ export interface Cluster {
 
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const dirs: string[] = [];
-  const env = { GANTRY_DATABASE_URL: opts.databaseUrl, GANTRY_REDIS_URL: opts.redisUrl, GANTRY_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN };
+  const env: Record<string, string> = { GANTRY_DATABASE_URL: opts.databaseUrl, GANTRY_REDIS_URL: opts.redisUrl, GANTRY_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN };
+  if (opts.s3) {
+    Object.assign(env, {
+      GANTRY_S3_BUCKET: opts.s3.bucket,
+      GANTRY_S3_ENDPOINT: opts.s3.endpoint,
+      GANTRY_S3_REGION: opts.s3.region,
+      GANTRY_S3_ACCESS_KEY_ID: opts.s3.accessKeyId,
+      GANTRY_S3_SECRET_ACCESS_KEY: opts.s3.secretAccessKey,
+    });
+  }
+  // The CLI, as on an operator's machine: a data dir of its own (it spools uploads there).
+  const cliDir = mkdtempSync(join(tmpdir(), "gantry-cluster-cli-"));
+  dirs.push(cliDir);
   const instances: ServeProcess[] = [];
   const add = async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gantry-cluster-"));
@@ -61,7 +75,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       if (init.body && !headers.has("content-type")) headers.set("content-type", "application/json");
       return fetch(instances[i]!.url + path, { ...init, headers });
     },
-    cli: (args) => gantryCommand(args, env),
+    cli: (args) => gantryCommand(args, { ...env, GANTRY_DATA_DIR: cliDir }),
     async close() {
       for (const p of instances) p.kill("SIGTERM");
       await Promise.all(instances.map((p) => p.exited));

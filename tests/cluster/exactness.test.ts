@@ -6,13 +6,19 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { pollUntil } from "../support/poll";
 import { freshDatabase, postgresUnavailable } from "../support/postgres";
 import { redisUnavailable, redisUrl } from "../support/redis";
+import { s3Server, s3Unavailable } from "../support/s3";
 import { startCluster, type Cluster } from "./cluster";
 
 const unavailable = postgresUnavailable() ?? redisUnavailable();
+/** Without Ceph the cluster runs on file-system mirrors and the shared-bucket test is skipped, saying so. */
+const s3Missing = s3Unavailable();
 
 /** A reply's text and usage are fixed: 150 output tokens, never more than the key's 200-token bound. */
 const USAGE = { output_tokens: 150 };
@@ -40,6 +46,8 @@ async function createKey(flags: string[]): Promise<{ id: string; key: string }> 
   return JSON.parse(await cluster.cli(["keys", "create", "--name", `k-${crypto.randomUUID()}`, "--json", ...flags]));
 }
 
+const sha256 = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+
 function count<T>(xs: T[], pred: (x: T) => boolean): number {
   return xs.filter(pred).length;
 }
@@ -58,8 +66,13 @@ if (unavailable) {
     origin = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(ASSET, { headers: { "content-type": "application/gzip" } }) });
     db = await freshDatabase();
     sql = new SQL({ url: db.url, max: 2 });
-    cluster = await startCluster({ databaseUrl: db.url, redisUrl: await redisUrl(), upstreamUrl: upstream.url });
-  }, 60_000);
+    let s3;
+    if (!s3Missing) {
+      const server = await s3Server();
+      s3 = { bucket: await server.createBucket(), endpoint: server.endpoint, region: server.region, accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey };
+    }
+    cluster = await startCluster({ databaseUrl: db.url, redisUrl: await redisUrl(), upstreamUrl: upstream.url, s3 });
+  }, 120_000);
 
   afterAll(async () => {
     await cluster?.close();
@@ -181,6 +194,43 @@ if (unavailable) {
       const tries = await Promise.all([0, 1, 2, 0, 1, 2].map((i) => fetch(`${cluster.instances[i]!.url}${path}`).then(async (r) => (await r.arrayBuffer(), r.status))));
       expect(tries.sort()).toEqual([200, 410, 410, 410, 410, 410]);
     });
+
+    if (s3Missing) {
+      console.warn(`shared-bucket cluster test skipped: ${s3Missing}`);
+      test.skip(`asset bytes in one S3 bucket: ${s3Missing}`, () => {});
+    } else {
+      test("a file published by the CLI or uploaded through one instance is in the bucket and downloads from every instance", async () => {
+        const dir = mkdtempSync(join(tmpdir(), "gantry-cluster-files-"));
+        try {
+          const cliBytes = crypto.getRandomValues(new Uint8Array(300_000));
+          const file = join(dir, "app-8.0.0-linux-x64.AppImage");
+          await Bun.write(file, cliBytes);
+          await cluster.cli(["releases", "publish", "8.0.0", file]);
+          const uploaded = crypto.getRandomValues(new Uint8Array(100_000));
+          const put = await cluster.admin(1, "/admin/api/releases/8.0.0/assets/app-8.0.0-windows-x64-setup.exe", { method: "PUT", body: uploaded });
+          expect(put.status).toBe(201);
+          const expected = new Map([
+            ["app-8.0.0-linux-x64.AppImage", sha256(cliBytes)],
+            ["app-8.0.0-windows-x64-setup.exe", sha256(uploaded)],
+          ]);
+          for (const i of [0, 1, 2]) {
+            const doc = await (await fetch(`${cluster.instances[i]!.url}/api/v1/latest`)).json();
+            expect(doc.version).toBe("8.0.0");
+            for (const asset of doc.assets) {
+              // Mint on one instance, download (following the redirect into the bucket) through the next.
+              const minted = await fetch(`${cluster.instances[i]!.url}/api/v1/download/${asset.id}`, { redirect: "manual" });
+              const path = new URL(minted.headers.get("location")!).pathname;
+              const res = await fetch(`${cluster.instances[(i + 1) % 3]!.url}${path}`);
+              expect(res.status).toBe(200);
+              expect(sha256(new Uint8Array(await res.arrayBuffer()))).toBe(expected.get(asset.name)!);
+              expect(asset.sha256).toBe(`sha256:${expected.get(asset.name)}`);
+            }
+          }
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }, 60_000);
+    }
 
     test("heartbeats taken by any instance are committed, and each client id is counted online once", async () => {
       const ids = Array.from({ length: 12 }, (_, i) => `cluster-client-${i}`);

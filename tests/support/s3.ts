@@ -106,8 +106,11 @@ async function start(): Promise<Running> {
     run(["monmaptool", "--create", "--addv", "a", `[v1:127.0.0.1:${monPort}]`, "--fsid", readFsid(conf), join(dir, "monmap")], "monmaptool");
     run(["ceph-mon", "-c", conf, "--mkfs", "-i", "a", "--monmap", join(dir, "monmap")], "ceph-mon --mkfs");
     run(["ceph-mon", "-c", conf, "-i", "a"], "ceph-mon");
-    run(["ceph", "-c", conf, "osd", "create"], "ceph osd create");
-    run(["ceph-osd", "-c", conf, "-i", "0", "--mkfs"], "ceph-osd --mkfs");
+    // The OSD's uuid is chosen here and given to both sides: left to each, the monitor may have recorded another
+    // one for osd.0 and refuse the OSD ("wrong fsid").
+    const osdUuid = crypto.randomUUID();
+    run(["ceph", "-c", conf, "osd", "create", osdUuid, "0"], "ceph osd create");
+    run(["ceph-osd", "-c", conf, "-i", "0", "--mkfs", "--osd-uuid", osdUuid], "ceph-osd --mkfs");
     run(["ceph-osd", "-c", conf, "-i", "0"], "ceph-osd");
     await pollUntil(() => JSON.parse(run(["ceph", "-c", conf, "osd", "stat", "-f", "json"], "ceph osd stat")).num_up_osds, (n) => n >= 1, {
       timeoutMs: 60_000, stepMs: 200, what: "the OSD up",
@@ -176,7 +179,11 @@ async function signedRequest(method: string, endpoint: string, path: string, cre
 export async function s3Server(): Promise<S3Server> {
   const unavailable = s3Unavailable();
   if (unavailable) throw new Error(`cannot start S3 for this test: ${unavailable}`);
-  server ??= start();
+  // One more try on a fresh directory and fresh ports if the first start fails (a port taken in between).
+  server ??= start().catch((err) => {
+    console.warn(`S3 (Ceph) did not start, trying once more: ${(err as Error).message.split("\n")[0]}`);
+    return start();
+  });
   return server;
 }
 
