@@ -9,6 +9,7 @@ import { releasesGroup } from "./releases";
 import { statsGroup } from "./stats";
 import { backupCommand, restoreCommand } from "./backup";
 import { serviceGroup } from "./service";
+import { storeGroup } from "./store";
 import { VERSION_TEXT } from "../version";
 
 export const versionEntry: Entry = {
@@ -27,6 +28,7 @@ export const ENTRIES: Entry[] = [
   statsGroup,
   backupCommand,
   restoreCommand,
+  storeGroup,
   serviceGroup,
   adminGroup,
   versionEntry,

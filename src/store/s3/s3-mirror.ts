@@ -64,14 +64,18 @@ export class S3Mirror implements Mirror {
     mkdirSync(this.options.spoolDir, { recursive: true });
     const spool = join(this.options.spoolDir, `${Date.now()}-${randomBytes(8).toString("hex")}.s3part`);
     try {
+      // The body's own failure (a caller that went away) is passed on as it is, as the file-system mirror does.
       const { sha256, size } = await spoolAndHash(body, spool, options);
       const target = this.client.file(this.keyOf(sha256));
-      // Same digest = same bytes: an object already there is this one.
-      if (!(await target.exists())) await upload(target, spool, size, options.signal);
+      try {
+        // Same digest = same bytes: an object already there is this one.
+        if (!(await target.exists())) await upload(target, spool, size, options.signal);
+      } catch (err) {
+        if (err instanceof MirrorWriteError) throw err;
+        // Not the caller's fault (a 500, logged), unlike a body of the wrong size or digest.
+        throw new Error(`S3 upload failed: ${describe(err)}`);
+      }
       return { sha256, size };
-    } catch (err) {
-      if (err instanceof MirrorWriteError) throw err;
-      throw new MirrorWriteError(`S3 upload failed: ${describe(err)}`);
     } finally {
       await rm(spool, { force: true }).catch(() => {});
     }
