@@ -58,6 +58,7 @@ if (needsSite) await captureDocument(url + "/api/v1/latest", join(workDir, "late
 const ctx: BenchContext = {
   servers: {},
   apiKey,
+  limitedKey: apiKey,
   workDir,
   quick: false,
   durationSeconds: duration,

@@ -26,9 +26,14 @@ import { runKeyCheck } from "./run-key-check";
 import { runOpenStreams } from "./run-open-streams";
 import { runPair, type RunOptions } from "./run-pair";
 import { SCENARIOS, type BenchContext, type Scenario, type ServerName } from "./scenarios";
+import { sharedBackendsUnavailable, startSharedBackends, type SharedBackends } from "./shared-backends";
+
+/** Every limit set, none reached in a run: the admission checks them all on every request. */
+const LIMITS = ["--rpm", "100000000", "--rpd", "1000000000", "--concurrency", "100000", "--quota-tokens", "1000000000000"];
 import {
   ROOT,
   createKey,
+  gantryCli,
   nginxAvailable,
   nginxBinary,
   startBaselineProxy,
@@ -145,9 +150,12 @@ async function main(): Promise<number> {
   const results: ScenarioResult[] = [];
   let setupError: string | null = null;
   let sitePending: string | null = null;
+  let sharedPending: string | null = null;
+  let shared: SharedBackends | null = null;
   const ctx: BenchContext = {
     servers: {},
     apiKey: "",
+    limitedKey: "",
     workDir,
     quick,
     durationSeconds: o.durationSeconds,
@@ -178,6 +186,33 @@ async function main(): Promise<number> {
           await createAnnouncements(dataDir);
         } catch (err) {
           sitePending = `release/announcement setup failed: ${(err as Error).message.split("\n")[0]}`;
+        }
+      }
+      ctx.limitedKey = await createKey(dataDir, "bench-limited", LIMITS);
+      if (needsServer("gantry-shared")) {
+        const why = sharedBackendsUnavailable();
+        if (why) sharedPending = why;
+        else {
+          // The same data on PostgreSQL (copied by `gantry store copy`, before the embedded server holds the data dir).
+          say("starting PostgreSQL (fsync on) and Redis; copying the data into PostgreSQL; starting Gantry on them");
+          try {
+            shared = await startSharedBackends(o.serverCpus);
+            await gantryCli(["store", "copy", "--to", shared.databaseUrl], dataDir);
+            const sharedDir = join(workDir, "gantry-shared-data");
+            mkdirSync(sharedDir, { recursive: true });
+            const proc = await startGantry(workDir, {
+              name: "gantry-shared",
+              dataDir: sharedDir,
+              upstreamBase,
+              logLevel: o.logLevel,
+              cpus: o.serverCpus,
+              env: { GANTRY_DATABASE_URL: shared.databaseUrl, GANTRY_REDIS_URL: shared.redisUrl },
+            });
+            const backends = shared;
+            procs.push((ctx.servers["gantry-shared"] = { ...proc, pids: () => [...proc.pids(), ...backends.pids()] }));
+          } catch (err) {
+            sharedPending = `PostgreSQL + Redis setup failed: ${(err as Error).message.split("\n")[0]}`;
+          }
         }
       }
       say("starting Gantry");
@@ -252,7 +287,10 @@ async function main(): Promise<number> {
     const t0 = Date.now();
     say(`${sc.name}: ${sc.title}`);
     try {
-      if (SITE.has(sc.name) && sitePending) {
+      if (sc.kind === "pair" && sc.target.server === "gantry-shared" && sharedPending) {
+        res.status = "skipped";
+        res.error = sharedPending;
+      } else if (SITE.has(sc.name) && sitePending) {
         res.status = "pending";
         res.error = sitePending;
       } else if (sc.kind === "pair" && (sc.baseline.server === "nginx" || sc.target.server === "nginx") && !ctx.servers.nginx) {
@@ -272,6 +310,7 @@ async function main(): Promise<number> {
   }
 
   for (const p of procs.reverse()) await p.stop().catch(() => {});
+  await shared?.stop().catch(() => {});
 
   const date = new Date().toISOString();
   const header = [

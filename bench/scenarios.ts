@@ -6,11 +6,14 @@
 import type { DynamicLoad, LoadRequest } from "./load";
 import type { Proc } from "./servers";
 
-export type ServerName = "gantry" | "bare-proxy" | "bun-static" | "nginx" | "upstream";
+/** "gantry-shared": the same data on PostgreSQL + Redis (its CPU counts theirs too). */
+export type ServerName = "gantry" | "gantry-shared" | "bare-proxy" | "bun-static" | "nginx" | "upstream";
 
 export interface BenchContext {
   servers: Partial<Record<ServerName, Proc>>;
   apiKey: string;
+  /** A key with every limit set (RPM, RPD, concurrency, token quota), so each request runs the whole admission. */
+  limitedKey: string;
   workDir: string;
   quick: boolean;
   durationSeconds: number;
@@ -168,6 +171,35 @@ async function fullDownloadLoad(ctx: BenchContext): Promise<DynamicLoad> {
 }
 
 let rangeToken: string | null = null;
+
+
+// ---- scale-out sides ------------------------------------------------------------------------------------
+
+function limitedStream(server: "gantry" | "gantry-shared"): Side {
+  const request = (ctx: BenchContext) => post("/v1/responses", RESPONSES_STREAM_BODY, { Authorization: `Bearer ${ctx.limitedKey}` });
+  return { server, load: request, check: { request, contains: [["response.completed"]] } };
+}
+
+/** Heartbeats for ever new client ids (a per-side prefix, so the two stores see the same pattern). */
+function heartbeatSide(server: "gantry" | "gantry-shared"): Side {
+  const one = () => post("/api/v1/client/heartbeat", HEARTBEAT_BODY, { "X-App-Client-ID": `bench-check-${server}` });
+  return {
+    server,
+    load: () => ({
+      lua: `
+local n = 0
+local body = ${JSON.stringify(HEARTBEAT_BODY)}
+setup = function(thread) thread:set("tid", tostring(math.random(1, 1e9))) end
+request = function()
+  n = n + 1
+  return wrk.format("POST", "/api/v1/client/heartbeat",
+    { ["Content-Type"] = "application/json", ["X-App-Client-ID"] = "bench-" .. tid .. "-" .. (n % 100000) }, body)
+end
+`,
+    }),
+    check: { request: one },
+  };
+}
 
 // ---- the list -------------------------------------------------------------------------------------------
 
@@ -337,5 +369,47 @@ export const SCENARIOS: Scenario[] = [
       { metric: "key-sql-per-request", op: "<=", value: 0.01, text: "no per-request key SQL (≤ 0.01/req)" },
       { metric: "invalidation-ms", op: "<=", value: 1000, text: "a key change acts within 1 s" },
     ],
+  },
+  // ---- scale-out: the same work on PostgreSQL + Redis (target) against the embedded default (baseline) ----
+  {
+    kind: "pair",
+    name: "shared-sequential",
+    title: "added latency on PostgreSQL + Redis, one connection, a limited key (/v1/responses stream)",
+    connections: 1,
+    addedLatency: true,
+    baseline: limitedStream("gantry"),
+    target: limitedStream("gantry-shared"),
+    targets: [],
+    note: "no target: the latency one admission in Redis and one ledger batch in PostgreSQL add per request",
+  },
+  {
+    kind: "pair",
+    name: "shared-responses",
+    title: "/v1/responses stream with a limited key: PostgreSQL + Redis vs embedded",
+    connections: 50,
+    baseline: limitedStream("gantry"),
+    target: limitedStream("gantry-shared"),
+    targets: [],
+    note: "no target; the target's CPU includes PostgreSQL's and Redis's processes",
+  },
+  {
+    kind: "pair",
+    name: "shared-latest",
+    title: "/api/v1/latest: PostgreSQL vs embedded",
+    connections: 50,
+    baseline: { server: "gantry", load: () => get("/api/v1/latest"), check: { request: () => get("/api/v1/latest"), contains: [['"version"']] } },
+    target: { server: "gantry-shared", load: () => get("/api/v1/latest"), check: { request: () => get("/api/v1/latest"), contains: [['"version"']] } },
+    targets: [],
+    note: "no target",
+  },
+  {
+    kind: "pair",
+    name: "shared-heartbeats",
+    title: "heartbeats (distinct client ids, acknowledged after commit): PostgreSQL vs embedded",
+    connections: 64,
+    baseline: heartbeatSide("gantry"),
+    target: heartbeatSide("gantry-shared"),
+    targets: [],
+    note: "no target; PostgreSQL runs with fsync on, as SQLite does (synchronous=FULL)",
   },
 ];

@@ -153,8 +153,8 @@ export async function gantryCli(args: string[], dataDir: string): Promise<string
   return out;
 }
 
-export async function createKey(dataDir: string, name: string): Promise<string> {
-  const out = await gantryCli(["keys", "create", "--name", name, "--json"], dataDir);
+export async function createKey(dataDir: string, name: string, flags: string[] = []): Promise<string> {
+  const out = await gantryCli(["keys", "create", "--name", name, "--json", ...flags], dataDir);
   return (JSON.parse(out) as { key: string }).key;
 }
 

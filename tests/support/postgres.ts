@@ -7,7 +7,7 @@
  * (`.ci/system-deps` installs them, so CI never skips).
  */
 import { SQL } from "bun";
-import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, chownSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -38,6 +38,8 @@ export interface PostgresServer {
   restart(): Promise<void>;
   /** A new empty database on this server. */
   createDatabase(): Promise<string>;
+  /** The postmaster's pid (its children are the backends), for CPU accounting. */
+  pid(): number;
 }
 
 type Server = PostgresServer;
@@ -61,7 +63,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function start(): Promise<Server> {
+/** `durable`: fsync as in production (the benchmarks); tests run without it. */
+async function start(durable = false): Promise<Server> {
   const bin = binDir()!;
   const dir = mkdtempSync(join(tmpdir(), "gantry-pg-"));
   if (process.getuid?.() === 0) {
@@ -76,7 +79,7 @@ async function start(): Promise<Server> {
     try {
       run(
         [join(bin, "pg_ctl"), "-D", join(dir, "data"), "-l", join(dir, "log"), "-w", "-t", "60", "start",
-          "-o", `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`],
+          "-o", `-p ${port} -k ${dir} -h 127.0.0.1 ${durable ? "" : "-c fsync=off -c full_page_writes=off "}-c max_connections=200`],
         "pg_ctl start",
       );
       const admin = new SQL({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, max: 2 });
@@ -96,7 +99,8 @@ async function start(): Promise<Server> {
         await admin.unsafe(`CREATE DATABASE ${name}`);
         return `postgres://postgres@127.0.0.1:${port}/${name}`;
       };
-      return { port, dir, admin, stop, restart, createDatabase };
+      const pid = () => Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+      return { port, dir, admin, stop, restart, createDatabase, pid };
     } catch (err) {
       if (attempt >= 3) throw err;
     }
@@ -129,10 +133,10 @@ export async function freshDatabase(): Promise<{ url: string; drop(): Promise<vo
 }
 
 /** A PostgreSQL server of the caller's own (to restart in fault tests); the caller stops it. */
-export async function startPostgresServer(): Promise<PostgresServer> {
+export async function startPostgresServer(options: { durable?: boolean } = {}): Promise<PostgresServer> {
   const unavailable = postgresUnavailable();
   if (unavailable) throw new Error(`cannot start PostgreSQL for this test: ${unavailable}`);
-  return start();
+  return start(options.durable);
 }
 
 /** Stops the server (if one was started) and removes its directory. */

@@ -22,6 +22,8 @@ export interface RedisServer {
   down(): Promise<void>;
   up(): Promise<void>;
   restart(): Promise<void>;
+  /** The server process's pid (0 while down), for CPU accounting. */
+  pid(): number;
 }
 
 type Server = RedisServer;
@@ -78,6 +80,7 @@ async function start(): Promise<Server> {
         rmSync(dir, { recursive: true, force: true });
       },
       down: halt,
+      pid: () => proc?.pid ?? 0,
       async restart() {
         await halt();
         await server.up();
