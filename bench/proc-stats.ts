@@ -12,13 +12,34 @@ try {
   // 100 is the Linux default
 }
 
-/** CPU seconds used so far by the process (all threads). */
-export function cpuSeconds(pid: number): number {
+function statFields(pid: number): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+  // fields[0] is field 3 (state); utime, stime, cutime, cstime are fields 14 to 17.
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** CPU seconds used so far by the process (all threads). */
+export function cpuSeconds(pid: number): number {
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+/**
+ * CPU seconds used so far by the process and all its descendants: the living ones counted one by one, the ended
+ * ones through the parent's cutime/cstime (PostgreSQL's backends and autovacuum workers come and go during a run).
+ */
+export function treeCpuSeconds(pid: number): number {
+  const fields = statFields(pid);
+  let total = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / clockTicks;
+  for (const child of childPids(pid)) {
+    try {
+      total += treeCpuSeconds(child);
+    } catch {
+      // Ended meanwhile: the parent's cutime has it once it is reaped.
+    }
+  }
+  return total;
 }
 
 function statusKb(pid: number, name: string): number {
@@ -65,10 +86,16 @@ export interface Usage {
 /** Starts measuring a set of processes; `stop()` gives CPU used since the start and the highest peak RSS. */
 export function measure(pids: number[]): { stop(): Usage } {
   const resettable = pids.map((p) => resetPeak(p));
-  const before = pids.map(cpuSeconds);
+  const before = pids.map(treeCpuSeconds);
   return {
     stop() {
-      const cpu = pids.reduce((sum, p, i) => sum + cpuSeconds(p) - before[i], 0);
+      const cpu = pids.reduce((sum, p, i) => {
+        try {
+          return sum + treeCpuSeconds(p) - before[i];
+        } catch {
+          return sum; // the process ended during the run
+        }
+      }, 0);
       const peak = Math.max(...pids.map((p, i) => (resettable[i] ? peakRssKb(p) : rssKb(p))));
       return { cpuSeconds: cpu, peakRssKb: peak };
     },

@@ -11,7 +11,7 @@ import { redisUnavailable, startRedisServer } from "../tests/support/redis";
 export interface SharedBackends {
   databaseUrl: string;
   redisUrl: string;
-  /** The postmaster, its backends and the Redis server. */
+  /** The postmaster (its backends count as its descendants) and the Redis server. */
   pids(): number[];
   stop(): Promise<void>;
 }
@@ -26,12 +26,11 @@ export async function startSharedBackends(cpus: string | null): Promise<SharedBa
     await pg.stop();
     throw err;
   });
-  const pids = () => {
-    const postmaster = pg.pid();
-    return [postmaster, ...childPids(postmaster), redis.pid()].filter((p) => p > 0);
-  };
+  const pids = () => [pg.pid(), redis.pid()].filter((p) => p > 0);
   // Backends forked later inherit the postmaster's affinity.
-  if (cpus && Bun.which("taskset")) for (const pid of pids()) spawnSync("taskset", ["-a", "-p", "-c", cpus, String(pid)], { stdio: "ignore" });
+  if (cpus && Bun.which("taskset")) {
+    for (const pid of [...pids(), ...childPids(pg.pid())]) spawnSync("taskset", ["-a", "-p", "-c", cpus, String(pid)], { stdio: "ignore" });
+  }
   return {
     databaseUrl: await pg.createDatabase(),
     redisUrl: redis.url,

@@ -21,6 +21,8 @@ import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
 import { openSqliteStores } from "./store/sqlite/stores";
 import { openPostgresStores } from "./store/postgres/stores";
 import { RedisLimiter } from "./store/redis/limiter";
+import { RedisAdminSessions } from "./store/redis/admin-sessions";
+import type { AdminSessionStore } from "./http/admin-sessions";
 import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
 import type { UsageLedger } from "./gateway/usage/ledger-repository";
@@ -42,6 +44,8 @@ export interface AppDeps {
   keys: KeyRepository;
   keyCache: KeyCache;
   limiter: LimiterStore;
+  /** Back-office sessions shared by the instances (Redis); in process when absent. */
+  adminSessions?: AdminSessionStore;
   ledger: UsageLedger;
   settler: Settler;
   admission: AdmissionDeps;
@@ -135,6 +139,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     }
     limiter = redis;
   } else limiter = new InProcessLimiter();
+  // With Redis, a browser signed in through one instance is signed in on every one (a load balancer need not be sticky).
+  const adminSessions = config.redisUrl ? new RedisAdminSessions(config.redisUrl, now) : undefined;
   const keyCache = new KeyCache(keys, changes, {
     beforeReload: () => ledger.flush(),
     afterReload: (ids) => limiter.forget(ids),
@@ -176,6 +182,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     keys,
     keyCache,
     limiter,
+    adminSessions,
     ledger,
     settler,
     admission: { keys: keyCache, limiter, priceOf, now },
@@ -195,6 +202,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       releases.close();
       await engagement.close();
       limiter.close();
+      adminSessions?.close();
       await stores.close();
     },
   };

@@ -23,8 +23,9 @@ export interface WebState {
   sessionIdOf(request: Request): string | null;
 }
 
-export function createWebState(deps: { now: () => number; adminAuth: AdminAuth }): WebState {
-  const sessions = new InMemoryAdminSessions(deps.now);
+/** `sessions`: a shared store (Redis, for several instances); in process by default. */
+export function createWebState(deps: { now: () => number; adminAuth: AdminAuth; adminSessions?: AdminSessionStore }): WebState {
+  const sessions = deps.adminSessions ?? new InMemoryAdminSessions(deps.now);
   const seen = new WeakMap<Request, Promise<AdminSession | null>>();
   const sessionIdOf = (request: Request) => {
     const header = request.headers.get("cookie");
