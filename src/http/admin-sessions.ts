@@ -6,32 +6,13 @@
  * A session remembers which admin token signed it in: when the token is rotated (`gantry admin reset-token`)
  * every session made with the old one stops working at once.
  *
- * `AdminSessionStore` is the seam (promises, so a shared store can hold sessions for several instances);
- * `InMemoryAdminSessions` the embedded default.
+ * `AdminSessionStore` (admin-session-store.ts) is the seam; `InMemoryAdminSessions` the embedded default, and
+ * store/redis/admin-sessions.ts the one several instances share.
  */
 import { hashesEqual, randomToken, sha256Hex } from "../secrets";
+import { DEFAULT_SESSIONS, type AdminSession, type AdminSessionStore, type SessionOptions } from "./admin-session-store";
 
-export interface AdminSession {
-  csrf: string;
-  createdAt: number;
-  lastSeen: number;
-  tokenFingerprint: string;
-}
-
-export interface SessionOptions {
-  idleMs: number;
-  maxAgeMs: number;
-  maxSessions: number;
-}
-
-export const DEFAULT_SESSIONS: SessionOptions = { idleMs: 2 * 3_600_000, maxAgeMs: 12 * 3_600_000, maxSessions: 1000 };
-
-export interface AdminSessionStore {
-  create(tokenFingerprint: string): Promise<{ id: string; session: AdminSession }>;
-  /** The live session of a cookie value (and marks it used), or null when unknown, expired or made with another token. */
-  get(id: string | null, tokenFingerprint: string | null): Promise<AdminSession | null>;
-  destroy(id: string | null): Promise<void>;
-}
+export { DEFAULT_SESSIONS, type AdminSession, type AdminSessionStore, type SessionOptions } from "./admin-session-store";
 
 /** Constant-time comparison of a presented CSRF token with the session's. */
 export function csrfMatches(session: AdminSession, presented: string | null): boolean {
