@@ -210,6 +210,17 @@ if (unavailable) {
       for (const i of [0, 1, 2]) expect((await ask(i, key)).status).toBe(200);
       await pg.restart();
       await checkAllServing(key);
+      // The change feed listens again after the restart: a key disabled now is refused everywhere (a few seconds
+      // at most, however long Bun's listener takes to reconnect: a re-subscription reloads every cache).
+      const { id, key: other } = await createKey();
+      for (const i of [0, 1, 2]) expect((await ask(i, other)).status).toBe(200);
+      const res = await cluster.admin(2, `/admin/api/keys/${id}`, { method: "PATCH", body: JSON.stringify({ status: "disabled" }) });
+      expect(res.status).toBe(200);
+      await pollUntil(
+        () => Promise.all([0, 1, 2].map((i) => ask(i, other))),
+        (rs) => rs.every((r) => r.status === 401 || r.status === 403),
+        { timeoutMs: 10_000, stepMs: 50, what: "the disabled key refused on every instance after the restart" },
+      );
     }, 60_000);
 
     test("every pooled connection cut while idle (a failover, a proxy's idle timeout): the next requests succeed", async () => {
