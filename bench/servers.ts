@@ -203,11 +203,7 @@ http {
     tcp_nopush on;
     keepalive_requests 1000000;
     keepalive_timeout 75s;
-    client_body_temp_path ${dir}/tmp/body;
-    proxy_temp_path ${dir}/tmp/proxy;
-    fastcgi_temp_path ${dir}/tmp/fastcgi;
-    uwsgi_temp_path ${dir}/tmp/uwsgi;
-    scgi_temp_path ${dir}/tmp/scgi;
+${nginxTempPaths(dir)}
     server {
         listen 127.0.0.1:${port};
 ${locations}
@@ -231,6 +227,11 @@ ${locations}
     return kids.length ? kids : [p.pid];
   };
   return { ...p, pid: workers()[0], pids: workers };
+}
+
+/** nginx's temporary paths inside `dir`/tmp (its defaults are system paths a test cannot write). */
+export function nginxTempPaths(dir: string): string {
+  return ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `    ${t}_temp_path ${dir}/tmp/${t === "client_body" ? "body" : t};`).join("\n");
 }
 
 export function nginxBinary(): string {

@@ -89,14 +89,9 @@ export function databasePathOf(config: Config): string {
   return join(config.dataDir, "gantry.db");
 }
 
-/**
- * Where asset bytes live: the S3 bucket when one is set, else the data dir. `check`: reach the bucket now, so a
- * wrong name, endpoint or key fails the start with a clear message (a server; a CLI command that never touches
- * bytes should not depend on S3 being up).
- */
-export async function openMirror(config: Config, check = true): Promise<Mirror> {
-  if (!config.s3Bucket) return new FileSystemMirror(join(config.dataDir, "mirror"));
-  const mirror = new S3Mirror({
+/** The S3 mirror of the settings' bucket (GANTRY_S3_*), spooling uploads in the data dir. */
+export function s3MirrorOf(config: Config): S3Mirror {
+  return new S3Mirror({
     bucket: config.s3Bucket,
     endpoint: config.s3Endpoint,
     region: config.s3Region,
@@ -105,6 +100,16 @@ export async function openMirror(config: Config, check = true): Promise<Mirror> 
     spoolDir: join(config.dataDir, "mirror", ".tmp"),
     presign: config.s3RedirectDownloads,
   });
+}
+
+/**
+ * Where asset bytes live: the S3 bucket when one is set, else the data dir. `check`: reach the bucket now, so a
+ * wrong name, endpoint or key fails the start with a clear message (a server; a CLI command that never touches
+ * bytes should not depend on S3 being up).
+ */
+export async function openMirror(config: Config, check = true): Promise<Mirror> {
+  if (!config.s3Bucket) return new FileSystemMirror(join(config.dataDir, "mirror"));
+  const mirror = s3MirrorOf(config);
   if (check) await mirror.check();
   return mirror;
 }

@@ -4,8 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Config } from "../config";
-import { databasePathOf } from "../deps";
+import { databasePathOf, s3MirrorOf } from "../deps";
 import { FileSystemMirror } from "../store/files/fs-mirror";
 import { runningServerPid } from "../store/instance-lock";
 import { S3Mirror } from "../store/s3/s3-mirror";
@@ -17,17 +16,6 @@ import type { Group } from "./command";
 import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase, printJson, table } from "./common";
 
 const isPostgresUrl = (s: string) => /^postgres(ql)?:\/\/\S+$/i.test(s);
-
-function s3MirrorOf(config: Config): S3Mirror {
-  return new S3Mirror({
-    bucket: config.s3Bucket,
-    endpoint: config.s3Endpoint,
-    region: config.s3Region,
-    accessKeyId: config.s3AccessKeyId,
-    secretAccessKey: config.s3SecretAccessKey,
-    spoolDir: join(config.dataDir, "mirror", ".tmp"),
-  });
-}
 
 function refuseIfServed(dataDir: string): void {
   const pid = runningServerPid(dataDir);

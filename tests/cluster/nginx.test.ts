@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { nginxAvailable, nginxBinary } from "../../bench/servers";
+import { nginxAvailable, nginxBinary, nginxTempPaths } from "../../bench/servers";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { pollUntil } from "../support/poll";
 import { freshDatabase, postgresUnavailable } from "../support/postgres";
@@ -70,11 +70,7 @@ error_log ${dir}/error.log warn;
 events { worker_connections 1024; }
 http {
   access_log off;
-  client_body_temp_path ${dir}/tmp/body;
-  proxy_temp_path ${dir}/tmp/proxy;
-  fastcgi_temp_path ${dir}/tmp/fastcgi;
-  uwsgi_temp_path ${dir}/tmp/uwsgi;
-  scgi_temp_path ${dir}/tmp/scgi;
+${nginxTempPaths(dir)}
 ${site}
 }
 `,

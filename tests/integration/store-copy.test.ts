@@ -14,7 +14,7 @@ import { createDeps, type AppDeps } from "../../src/deps";
 import { seedDemo } from "../../src/cli/demo-seed";
 import { silentLogger } from "../../src/log";
 import { startServer } from "../../src/server";
-import { BUN, MAIN, ROOT } from "../reliability/serve-process";
+import { runGantry } from "../reliability/serve-process";
 import { freshDatabase, postgresUnavailable } from "../support/postgres";
 import { s3Server, s3Unavailable, type S3Server } from "../support/s3";
 
@@ -22,18 +22,7 @@ const unavailable = postgresUnavailable() ?? s3Unavailable();
 const ADMIN = "gat-store-copy-admin-token-000000000001";
 const sha256 = (b: ArrayBuffer) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
 
-/** `gantry ARGS` with only these settings in its environment: exit code, stdout, stderr. */
-async function gantry(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-  const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, out, err };
-}
+const gantry = runGantry;
 
 /** A server on the given settings, in this process, on a free port. */
 async function serve(config: Partial<Config>): Promise<{ url: string; deps: AppDeps; stop(): Promise<void> }> {

@@ -113,7 +113,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
 }
 
 /** Runs a one-shot gantry command (e.g. `keys create`) and returns its stdout; throws on a non-zero exit. */
-export async function gantryCommand(args: string[], env: Record<string, string> = {}): Promise<string> {
+/** `gantry ARGS` with only these settings in its environment: its exit code, stdout and stderr. */
+export async function runGantry(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
   const proc = Bun.spawn([BUN, MAIN, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
@@ -122,6 +123,12 @@ export async function gantryCommand(args: string[], env: Record<string, string> 
     stderr: "pipe",
   });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, out, err };
+}
+
+/** `gantry ARGS`, which must succeed: its stdout. */
+export async function gantryCommand(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const { code, out, err } = await runGantry(args, env);
   if (code !== 0) throw new Error(`gantry ${args.join(" ")} exited ${code}: ${err}`);
   return out;
 }

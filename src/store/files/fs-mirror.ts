@@ -8,6 +8,7 @@ import { mkdirSync, rmSync, existsSync, readdirSync, statSync } from "node:fs";
 import { open, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { MirrorWriteError, type Mirror, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { writeHashed } from "./write-hashed";
 
 const SHA_RE = /^[0-9a-f]{64}$/;
 
@@ -31,36 +32,10 @@ export class FileSystemMirror implements Mirror {
 
   async put(body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<MirrorObject> {
     const tmp = this.tempPath();
-    const hasher = new Bun.CryptoHasher("sha256");
     const file = await open(tmp, "w", 0o644);
-    let size = 0;
     let done = false;
-    const reader = body.getReader();
     try {
-      for (;;) {
-        if (options.signal?.aborted) throw new MirrorWriteError("aborted");
-        const { done: end, value } = await reader.read();
-        if (end) break;
-        size += value.byteLength;
-        if (options.expectedSize != null && size > options.expectedSize) {
-          throw new MirrorWriteError(`received more than the expected ${options.expectedSize} bytes`);
-        }
-        hasher.update(value);
-        // Awaiting each write is the backpressure: we never read faster than the disk takes it.
-        let offset = 0;
-        while (offset < value.byteLength) {
-          const { bytesWritten } = await file.write(value, offset, value.byteLength - offset);
-          offset += bytesWritten;
-        }
-        options.onProgress?.(size);
-      }
-      if (options.expectedSize != null && size !== options.expectedSize) {
-        throw new MirrorWriteError(`received ${size} bytes, expected ${options.expectedSize}`);
-      }
-      const sha256 = hasher.digest("hex");
-      if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
-        throw new MirrorWriteError(`SHA-256 mismatch: got ${sha256}, expected ${options.expectedSha256.toLowerCase()}`);
-      }
+      const { sha256, size } = await writeHashed(body, file, options);
       await file.sync();
       await file.close();
       const target = this.pathOf(sha256);
@@ -71,7 +46,6 @@ export class FileSystemMirror implements Mirror {
       return { sha256, size };
     } finally {
       if (!done) {
-        reader.cancel().catch(() => {});
         await file.close().catch(() => {});
         await rm(tmp, { force: true }).catch(() => {});
       }

@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { MirrorWriteError, type DirectUrlOptions, type Mirror, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { writeHashed } from "../files/write-hashed";
 
 const SHA_RE = /^[0-9a-f]{64}$/;
 /** Multipart above this size, in parts of this size (S3's minimum part is 5 MiB). */
@@ -134,38 +135,12 @@ export class S3Mirror implements Mirror {
 }
 
 async function spoolAndHash(body: ReadableStream<Uint8Array>, path: string, options: PutOptions): Promise<MirrorObject> {
-  const hasher = new Bun.CryptoHasher("sha256");
   const file = await open(path, "w", 0o600);
-  let size = 0;
-  const reader = body.getReader();
   try {
-    for (;;) {
-      if (options.signal?.aborted) throw new MirrorWriteError("aborted");
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (options.expectedSize != null && size > options.expectedSize) {
-        throw new MirrorWriteError(`received more than the expected ${options.expectedSize} bytes`);
-      }
-      hasher.update(value);
-      let offset = 0;
-      while (offset < value.byteLength) offset += (await file.write(value, offset, value.byteLength - offset)).bytesWritten;
-      options.onProgress?.(size);
-    }
-  } catch (err) {
-    reader.cancel().catch(() => {});
-    throw err;
+    return await writeHashed(body, file, options);
   } finally {
     await file.close();
   }
-  if (options.expectedSize != null && size !== options.expectedSize) {
-    throw new MirrorWriteError(`received ${size} bytes, expected ${options.expectedSize}`);
-  }
-  const sha256 = hasher.digest("hex");
-  if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
-    throw new MirrorWriteError(`SHA-256 mismatch: got ${sha256}, expected ${options.expectedSha256.toLowerCase()}`);
-  }
-  return { sha256, size };
 }
 
 async function upload(target: S3File, spool: string, size: number, signal?: AbortSignal): Promise<void> {
