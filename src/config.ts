@@ -3,6 +3,7 @@
  * reads as a sentence that names the setting and what it accepts.
  * The names are a contract with operators (shared/OPERATOR.md); add freely, never rename.
  */
+import { NEVER_DROPPED_PARAMS } from "./gateway/upstream/unsupported-params";
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -63,6 +64,7 @@ export const ConfigSchema = Type.Object({
   upstreamFirstByteTimeoutMs: PositiveInt({ minimum: 1 }),
   upstreamIdleTimeoutMs: PositiveInt({ minimum: 1 }),
   upstreamRetries: PositiveInt({ maximum: 10 }),
+  upstreamDropParams: Type.Array(Type.String()),
   keepAliveSeconds: PositiveInt({ minimum: 1, maximum: 3600 }),
   maxBodyBytes: PositiveInt({ minimum: 1024 }),
   defaultInstructions: Type.String(),
@@ -120,6 +122,7 @@ export const SETTINGS: SettingDef[] = [
   { key: "upstreamConnectTimeoutMs", env: "GANTRY_UPSTREAM_CONNECT_TIMEOUT_MS", flag: "upstream-connect-timeout-ms", kind: "int", default: 10_000, help: "time allowed to connect to the upstream", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
   { key: "upstreamFirstByteTimeoutMs", env: "GANTRY_UPSTREAM_FIRST_BYTE_TIMEOUT_MS", flag: "upstream-first-byte-timeout-ms", kind: "int", default: 120_000, help: "time allowed until the upstream's response headers arrive", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
   { key: "upstreamIdleTimeoutMs", env: "GANTRY_UPSTREAM_IDLE_TIMEOUT_MS", flag: "upstream-idle-timeout-ms", kind: "int", default: 600_000, help: "a streaming upstream silent this long is cut (keep-alives keep the caller's side open meanwhile)", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
+  { key: "upstreamDropParams", env: "GANTRY_UPSTREAM_DROP_PARAMS", flag: "upstream-drop-params", kind: "list", default: [], help: "comma-separated request parameters never sent upstream (others it refuses as unsupported are learnt and dropped by themselves)", accepts: `a top-level Responses parameter name such as temperature or top_p (not ${NEVER_DROPPED_PARAMS.join(", ")})`, validEntry: (e) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(e) && !NEVER_DROPPED_PARAMS.includes(e) },
   { key: "upstreamRetries", env: "GANTRY_UPSTREAM_RETRIES", flag: "upstream-retries", kind: "int", default: 0, help: "retries of upstream failures before any byte reached the caller", accepts: "a whole number from 0 to 10", valid: int(0, 10) },
   { key: "keepAliveSeconds", env: "GANTRY_KEEPALIVE_SECONDS", flag: "keepalive-seconds", kind: "int", default: 15, help: "interval of SSE keep-alive comments on silent streams", accepts: "a whole number of seconds from 1 to 3600", valid: int(1, 3600) },
   { key: "maxBodyBytes", env: "GANTRY_MAX_BODY_BYTES", flag: "max-body-bytes", kind: "int", default: 16 * 1024 * 1024, help: "largest accepted request body", accepts: "a whole number of bytes, at least 1024", valid: int(1024) },

@@ -22,6 +22,7 @@ import { openSqliteStores } from "./store/sqlite/stores";
 import { openPostgresStores } from "./store/postgres/stores";
 import { RedisLimiter } from "./store/redis/limiter";
 import { RedisAdminSessions } from "./store/redis/admin-sessions";
+import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
 import type { AdminSessionStore } from "./http/admin-sessions";
 import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
@@ -50,6 +51,7 @@ export interface AppDeps {
   settler: Settler;
   admission: AdmissionDeps;
   upstream: Upstream;
+  quirks: ParameterQuirks;
   models: ModelList;
   normalizeOptions: NormalizeOptions;
   priceOf: (model: string) => Prices | null;
@@ -192,6 +194,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     settler,
     admission: { keys: keyCache, limiter, priceOf, now },
     upstream,
+    quirks: new ParameterQuirks(config.upstreamDropParams, (model, param) =>
+      log.warn("the upstream refuses a parameter: it is dropped from requests for this model from now on", { model, param }),
+    ),
     models: new ModelList(upstream, config.modelsCacheSeconds * 1000, now),
     normalizeOptions: { defaultInstructions: config.defaultInstructions, modelOverrides: config.modelOverrides },
     priceOf,

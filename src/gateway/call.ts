@@ -86,6 +86,16 @@ export class GatewayCall {
     return this.lease;
   }
 
+  /**
+   * The key's max-tokens bound, sent upstream as `max_output_tokens` when the request set none (or null): a bound
+   * that only refused larger explicit values would let every request that omits the field run unbounded.
+   */
+  boundOutput<T extends { max_output_tokens?: unknown }>(request: T): T {
+    const bound = this.lease?.key.key.maxTokens ?? null;
+    if (bound === null || typeof request.max_output_tokens === "number") return request;
+    return { ...request, max_output_tokens: bound };
+  }
+
   /** Set by a streamed reply's body when the server first pulls it (the body's own code then settles the call). */
   streamStarted = false;
 

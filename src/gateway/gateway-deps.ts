@@ -10,6 +10,7 @@ import type { AdmissionDeps } from "./limits/admission";
 import type { NormalizeOptions } from "./translate/normalize";
 import type { ModelList } from "./upstream/model-list";
 import type { Upstream } from "./upstream/upstream";
+import type { ParameterQuirks } from "./upstream/unsupported-params";
 import type { Settler } from "./usage/settle";
 
 /** One call's life: authentication, admission, settlement, its log line and metrics. */
@@ -27,5 +28,7 @@ export interface GatewayDeps extends CallDeps {
   config: Pick<Config, "maxBodyBytes" | "keepAliveSeconds">;
   normalizeOptions: NormalizeOptions;
   upstream: Pick<Upstream, "postResponses">;
+  /** Parameters the upstream refuses, per model (learnt from its 400s, and the configured ones). */
+  quirks: ParameterQuirks;
   models: Pick<ModelList, "get">;
 }

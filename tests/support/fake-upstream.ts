@@ -69,6 +69,8 @@ export interface FakeUpstreamOptions {
   rejectUnknownModels?: boolean;
   /** Extra headers on every successful stream, e.g. x-codex-primary-used-percent. */
   streamHeaders?: Record<string, string>;
+  /** Parameters refused outright, as stream-only backends do: `{"detail":"Unsupported parameter: temperature"}`. */
+  unsupportedParams?: string[];
 }
 
 export interface RecordedRequest {
@@ -376,6 +378,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       }
       const refusal = checkUpstreamQuirks(body, skip);
       if (refusal) return json(refusal.status, refusal.body);
+      const unsupported = (opts.unsupportedParams ?? []).find((p) => body !== null && typeof body === "object" && Object.hasOwn(body, p));
+      if (unsupported) return json(400, { detail: `Unsupported parameter: ${unsupported}` });
       if (opts.rejectUnknownModels && !models.includes(body.model)) {
         return json(400, { detail: `The '${body.model}' model is not supported.` });
       }

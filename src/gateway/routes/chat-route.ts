@@ -2,6 +2,7 @@
  * POST /v1/chat/completions: translated to a Responses request, sent upstream (always streamed), and the
  * event stream translated back into chat chunks, or collected into one chat.completion.
  */
+import { postResponses } from "../upstream/post-responses";
 import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, requireModel } from "../call";
@@ -39,8 +40,12 @@ export async function handleChatCompletions(deps: GatewayDeps, request: Request)
     const maxTokens = maxTokensOf(body);
     await call.admit({ model: call.model, maxTokens: maxTokens.value, maxTokensParam: maxTokens.param, bodyBytes: bytes });
 
-    const upstreamRequest = normalizeResponsesRequest(translated.request, deps.normalizeOptions);
-    const reply = await deps.upstream.postResponses(JSON.stringify(upstreamRequest), call.upstreamAbort.signal);
+    const { reply, sent: upstreamRequest } = await postResponses(
+      deps,
+      call.model,
+      call.boundOutput(normalizeResponsesRequest(translated.request, deps.normalizeOptions)),
+      call.upstreamAbort.signal,
+    );
     call.upstreamTtfbMs = reply.ttfbMs;
     const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000);
     const ctx = { id: chatId(), created: Math.floor(deps.now() / 1000), model: call.model };

@@ -2,6 +2,7 @@
  * POST /v1/responses: admission, normalisation, the forced-streaming upstream call, and the reply —
  * the upstream's events as they arrive (cleaned where needed), or the collected response object.
  */
+import { postResponses } from "../upstream/post-responses";
 import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel } from "../call";
@@ -36,8 +37,12 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
 
     if (raw) return await relayRaw(deps, call, text);
 
-    const upstreamRequest = normalizeResponsesRequest(body as ResponsesRequest, deps.normalizeOptions);
-    const reply = await deps.upstream.postResponses(JSON.stringify(upstreamRequest), call.upstreamAbort.signal);
+    const { reply, sent: upstreamRequest } = await postResponses(
+      deps,
+      call.model,
+      call.boundOutput(normalizeResponsesRequest(body as ResponsesRequest, deps.normalizeOptions)),
+      call.upstreamAbort.signal,
+    );
     call.upstreamTtfbMs = reply.ttfbMs;
     const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000);
     const toolNames = functionToolNames(upstreamRequest.tools);

@@ -1,0 +1,57 @@
+/**
+ * Parameters an upstream refuses outright ("Unsupported parameter: temperature", as stream-only backends answer for
+ * `temperature`, `top_p`, `max_output_tokens` on some models). A client that sets them would fail on every call;
+ * instead Gantry drops such a parameter, retries once, and remembers it for that model, so the next calls go
+ * without it from the start. Operators can name parameters to drop always (GANTRY_UPSTREAM_DROP_PARAMS).
+ */
+import { isAppError } from "../../errors";
+
+/** What a request cannot do without: an upstream claiming not to support these is not answered by dropping them. */
+export const NEVER_DROPPED_PARAMS: readonly string[] = ["model", "input", "stream", "store", "instructions", "tools", "tool_choice", "include"];
+const NEVER_DROPPED = new Set(NEVER_DROPPED_PARAMS);
+
+/** The parameter an upstream 400 says it does not support, or null (FastAPI and OpenAI wordings). */
+export function unsupportedParameter(err: unknown): string | null {
+  if (!isAppError(err) || err.status !== 400) return null;
+  const fromCode = err.code === "unsupported_parameter" && typeof err.param === "string" ? err.param : null;
+  const fromText = /Unsupported parameter:\s*'?([A-Za-z_][A-Za-z0-9_]*)'?/.exec(err.message)?.[1] ?? null;
+  const name = fromCode ?? fromText;
+  return name !== null && !NEVER_DROPPED.has(name) ? name : null;
+}
+
+/** `request` without the named top-level fields, and which of them it had. */
+export function withoutParams<T extends Record<string, unknown>>(request: T, names: Iterable<string>): { request: T; dropped: string[] } {
+  const dropped: string[] = [];
+  let out = request;
+  for (const name of names) {
+    if (!Object.hasOwn(out, name)) continue;
+    if (out === request) out = { ...request };
+    delete out[name];
+    dropped.push(name);
+  }
+  return { request: out, dropped };
+}
+
+export class ParameterQuirks {
+  private readonly learnt = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly always: readonly string[],
+    /** Told once per model and parameter, when it is first learnt. */
+    private readonly onLearn: (model: string, param: string) => void = () => {},
+  ) {}
+
+  /** What to drop before calling the upstream for `model`. */
+  droppedFor(model: string): string[] {
+    const learnt = this.learnt.get(model);
+    return learnt ? [...this.always, ...learnt] : [...this.always];
+  }
+
+  learn(model: string, param: string): void {
+    let set = this.learnt.get(model);
+    if (!set) this.learnt.set(model, (set = new Set()));
+    if (set.has(param)) return;
+    set.add(param);
+    this.onLearn(model, param);
+  }
+}
