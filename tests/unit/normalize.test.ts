@@ -173,13 +173,17 @@ describe("input", () => {
     expect(out[2].content).toEqual([{ type: "input_text", text: "" }]);
   });
 
-  test("other items (function_call, reasoning, unknown) pass through", () => {
+  test("other items (function_call, reasoning, references) pass through, without the ids the upstream cannot know", () => {
     const items = [
-      { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+      { type: "function_call", id: "fc_1", call_id: "c", name: "f", arguments: "{}" },
       { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAA" },
       { type: "item_reference", id: "msg_1" },
     ];
-    expect(inputOf(norm({ model: "m", input: items, tools: [{ type: "function", name: "f" }] }))).toEqual(items);
+    expect(inputOf(norm({ model: "m", input: items, tools: [{ type: "function", name: "f" }] }))).toEqual([
+      { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+      { type: "reasoning", summary: [], encrypted_content: "gAAA" },
+      { type: "item_reference", id: "msg_1" },
+    ]);
   });
 });
 
@@ -395,13 +399,12 @@ describe("object handling", () => {
     expect(out.model).toBe("gpt-5.4");
   });
 
-  test("unknown fields on items and parts are kept", () => {
+  test("unknown fields on items and parts are kept (the item id is not: the upstream stores nothing)", () => {
     const out = inputOf(
       norm({ model: "m", input: [{ role: "user", id: "msg_1", status: "completed", content: [{ type: "text", text: "t", cache_control: { x: 1 } }] }] }),
     );
     expect(out[0]).toEqual({
       role: "user",
-      id: "msg_1",
       status: "completed",
       content: [{ type: "input_text", text: "t", cache_control: { x: 1 } }],
     });

@@ -23,7 +23,7 @@ describe("unsupportedParameter", () => {
 
 describe("withoutParams and ParameterQuirks", () => {
   test("drops only what is there, without touching the original", () => {
-    const req = { model: "m", temperature: 1, top_p: 0.5 };
+    const req: Record<string, unknown> = { model: "m", temperature: 1, top_p: 0.5 };
     const { request, dropped } = withoutParams(req, ["temperature", "seed"]);
     expect(request).toEqual({ model: "m", top_p: 0.5 });
     expect(dropped).toEqual(["temperature"]);

@@ -23,9 +23,11 @@ export type UpstreamQuirk =
   | "null-content" // message content must not be null
   | "content-type" // assistant parts must be output_text, user/developer parts input_*
   | "unknown-function-call" // a function_call in input must name a tool in `tools`
-  | "orphan-call-output"; // a function_call_output needs an earlier function_call with its call_id
+  | "orphan-call-output" // a function_call_output needs an earlier function_call with its call_id
+  | "stored-items"; // nothing is stored: an input item with an id, or an item_reference, names an unknown item
 
 export const ALL_QUIRKS: readonly UpstreamQuirk[] = [
+  "stored-items",
   "stream",
   "store",
   "instructions",
@@ -117,6 +119,14 @@ export function checkUpstreamQuirks(body: any, skip: ReadonlySet<UpstreamQuirk> 
   const callIds = new Set<string>();
   for (let i = 0; i < body.input.length; i++) {
     const item = body.input[i] ?? {};
+    if (on("stored-items") && typeof item.id === "string") {
+      // The real stream-only backend's words: it keeps no items, so an id can only name one it does not have.
+      return invalid(
+        `Item with id '${quote(item.id, 64)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+        "input",
+        null,
+      );
+    }
     if (isMessage(item)) {
       if (on("system-role") && item.role === "system") {
         return invalid(

@@ -78,8 +78,11 @@ function isNullMessage(item: JsonObject): boolean {
   return item !== null && typeof item === "object" && isMessage(item) && item.content === null;
 }
 
-function normalizeInputItem(it: JsonObject): JsonObject {
-  if (it === null || typeof it !== "object") return it;
+function normalizeInputItem(item: JsonObject): JsonObject {
+  if (item === null || typeof item !== "object") return item;
+  // The upstream stores nothing, so an item id names an item it does not have ("Item with id … not found"): replayed
+  // output items (messages, reasoning, function calls) go without theirs. A reference is nothing but its id.
+  const it = typeof item.id === "string" && item.type !== "item_reference" ? withoutId(item) : item;
   if (isMessage(it)) return normalizeMessage(it);
   if (it.type === "function_call_output" && it.output !== undefined && typeof it.output !== "string") {
     // The Responses API takes a string or a list of input content parts (text, image, file); a list of parts
@@ -91,6 +94,11 @@ function normalizeInputItem(it: JsonObject): JsonObject {
     return { ...it, output: JSON.stringify(it.output) };
   }
   return it;
+}
+
+function withoutId(item: JsonObject): JsonObject {
+  const { id: _id, ...rest } = item;
+  return rest;
 }
 
 const OUTPUT_PART_TYPES = new Set(["input_text", "input_image", "input_file", "text", "output_text"]);
