@@ -51,6 +51,34 @@ export function limiterConformance(backend: string, make: () => Promise<LimiterF
       expect((await limiter.admit(k, limits, FRESH, R, 0, GENERATE)).ok).toBe(false);
     });
 
+    test("a concurrency limit changed while requests run counts them: lowered, raised, or set where there was none", async () => {
+      const { limiter } = await open();
+      const k = keyId();
+      const admitted = async (concurrency: number | null, n: number) =>
+        (await Promise.all(Array.from({ length: n }, () => limiter.admit(k, { ...NONE, concurrency }, FRESH, R, 0, GENERATE)))).filter((r) => r.ok).length;
+      expect(await admitted(4, 4)).toBe(4);
+      // Lowered to 2 with 4 running: nothing more until fewer than 2 run.
+      expect(await admitted(2, 3)).toBe(0);
+      limiter.settle(k, R, NOTHING, true);
+      limiter.settle(k, R, NOTHING, true);
+      expect(await admitted(2, 3)).toBe(0);
+      limiter.settle(k, R, NOTHING, true);
+      expect(await admitted(2, 3)).toBe(1);
+      // Raised to 5 with 2 running: 3 more.
+      expect(await admitted(5, 6)).toBe(3);
+      expect(limiter.inFlight(k)).toBe(5);
+      for (let i = 0; i < 5; i++) limiter.settle(k, R, NOTHING, true);
+
+      // Set where there was none: requests admitted without a limit count against the new one.
+      const u = keyId();
+      const free = await Promise.all(Array.from({ length: 3 }, () => limiter.admit(u, NONE, FRESH, R, 0, GENERATE)));
+      expect(free.every((r) => r.ok)).toBe(true);
+      expect((await limiter.admit(u, { ...NONE, concurrency: 2 }, FRESH, R, 0, GENERATE)).ok).toBe(false);
+      limiter.settle(u, R, NOTHING, free[0]!.ok && free[0]!.slot);
+      limiter.settle(u, R, NOTHING, free[1]!.ok && free[1]!.slot);
+      expect((await limiter.admit(u, { ...NONE, concurrency: 2 }, FRESH, R, 0, GENERATE)).ok).toBe(true);
+    });
+
     test("checks in the spec's order, and a refusal consumes nothing", async () => {
       const { limiter } = await open();
       const k = keyId();

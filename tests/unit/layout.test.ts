@@ -34,7 +34,6 @@ const PURE = [
   "src/gateway/stream/stream-rewrite.ts",
   "src/gateway/stream/collect.ts",
   "src/gateway/limits/quota.ts",
-  "src/gateway/limits/semaphore.ts",
   "src/gateway/limits/token-bucket.ts",
   "src/gateway/limits/model-match.ts",
   "src/site/releases/latest.ts",

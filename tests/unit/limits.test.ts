@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { canTake, createBucket, msUntilFull, msUntilToken, resize, take } from "../../src/gateway/limits/token-bucket";
-import { acquire, canAcquire, createSemaphore, release } from "../../src/gateway/limits/semaphore";
 import { costOf, quotaExhausted } from "../../src/gateway/limits/quota";
 import { compileModelPermission } from "../../src/gateway/limits/model-match";
 import { DAY_MS, InProcessLimiter, MINUTE_MS } from "../../src/gateway/limits/limiter";
@@ -37,20 +36,6 @@ describe("token bucket", () => {
     resize(b, 2, 0);
     expect(b.tokens).toBe(-2); // lowered below what was used: the caller waits
     expect(canTake(b, 0)).toBe(false);
-  });
-});
-
-describe("semaphore", () => {
-  test("refuses past the limit and counts releases", async () => {
-    const s = createSemaphore(2);
-    acquire(s);
-    acquire(s);
-    expect(canAcquire(s)).toBe(false);
-    release(s);
-    expect(canAcquire(s)).toBe(true);
-    release(s);
-    release(s); // extra release never goes negative
-    expect(s.active).toBe(0);
   });
 });
 

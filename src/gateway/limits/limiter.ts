@@ -3,7 +3,6 @@
  * Decide-then-commit happens inside one call, so a refused request consumes nothing from any budget
  * (a Redis implementation does the same in one script). This is the in-process default.
  */
-import { canAcquire, acquire, createSemaphore, release, type Semaphore } from "./semaphore";
 import { canTake, createBucket, msUntilFull, msUntilToken, resize, take, type TokenBucket } from "./token-bucket";
 import { quotaExhausted } from "./quota";
 
@@ -13,7 +12,6 @@ import { BLOCKED_RETRY_MS, DAY_MS, MINUTE_MS, type AdmitOptions, type AdmitResul
 interface KeyState {
   rpm: TokenBucket | null;
   rpd: TokenBucket | null;
-  sem: Semaphore | null;
   reservedTokens: number;
   reservedCost: number;
   /** Quota used in the current period: adopted from the record, then advanced by every settlement. */
@@ -43,7 +41,7 @@ export class InProcessLimiter implements LimiterStore {
   private state(keyId: string): KeyState {
     let s = this.states.get(keyId);
     if (!s) {
-      s = { rpm: null, rpd: null, sem: null, reservedTokens: 0, reservedCost: 0, usedTokens: 0, usedCost: 0, period: undefined, active: 0 };
+      s = { rpm: null, rpd: null, reservedTokens: 0, reservedCost: 0, usedTokens: 0, usedCost: 0, period: undefined, active: 0 };
       this.states.set(keyId, s);
     }
     return s;
@@ -65,9 +63,6 @@ export class InProcessLimiter implements LimiterStore {
     }
     s.rpm = syncBucket(s.rpm, limits.rpm, MINUTE_MS, now);
     s.rpd = syncBucket(s.rpd, limits.rpd, DAY_MS, now);
-    if (limits.concurrency === null) s.sem = null;
-    else if (!s.sem) s.sem = createSemaphore(limits.concurrency);
-    else s.sem.limit = limits.concurrency;
 
     const headerBucket = s.rpm ?? s.rpd;
     const refuse = (code: LimitCode, retryAfterMs: number, retryable = true): AdmitResult => ({
@@ -94,13 +89,15 @@ export class InProcessLimiter implements LimiterStore {
     if (s.rpm && !canTake(s.rpm, now)) return refuse("rate_limit_rpm", msUntilToken(s.rpm, now));
     if (s.rpd && !(s.rpd.capacity > 0)) return blocked("rate_limit_rpd");
     if (s.rpd && !canTake(s.rpd, now)) return refuse("rate_limit_rpd", msUntilToken(s.rpd, now));
-    const wantsSlot = opts.concurrency && s.sem !== null;
-    if (wantsSlot && !(s.sem!.limit > 0)) return blocked("concurrent_limit");
-    if (wantsSlot && !canAcquire(s.sem!)) return refuse("concurrent_limit", 1000);
+    // Counted against the limit in force now: every request of the key in flight, including those admitted while
+    // the limit was higher or unset, so lowering or setting it never lets more run than it allows.
+    const limit = limits.concurrency;
+    const wantsSlot = opts.concurrency && limit !== null;
+    if (wantsSlot && !(limit > 0)) return blocked("concurrent_limit");
+    if (wantsSlot && s.active >= limit) return refuse("concurrent_limit", 1000);
 
     if (s.rpm) take(s.rpm, now);
     if (s.rpd) take(s.rpd, now);
-    if (wantsSlot) acquire(s.sem!);
     if (opts.quota) {
       s.reservedTokens += reserve.tokens;
       s.reservedCost += reserve.cost;
@@ -119,7 +116,6 @@ export class InProcessLimiter implements LimiterStore {
     s.usedCost += used.cost;
     s.reservedTokens = Math.max(0, s.reservedTokens - reserve.tokens);
     s.reservedCost = Math.max(0, s.reservedCost - reserve.cost);
-    if (slot && s.sem) release(s.sem);
     if (s.active > 0) {
       s.active -= 1;
       this.inFlightTotal -= 1;

@@ -103,9 +103,11 @@ if brpm and not (brpm.cap > 0) then return refuse('rate_limit_rpm', 3600000, fal
 if brpm and brpm.tok < 1 then return refuse('rate_limit_rpm', wait_for(brpm), true) end
 if brpd and not (brpd.cap > 0) then return refuse('rate_limit_rpd', 3600000, false) end
 if brpd and brpd.tok < 1 then return refuse('rate_limit_rpd', wait_for(brpd), true) end
-local slot = want_slot and conc >= 0
-if slot and not (conc > 0) then return refuse('concurrent_limit', 3600000, false) end
-if slot and tonumber(redis.call('HGET', s, 'slots') or '0') >= conc then return refuse('concurrent_limit', 1000, true) end
+-- Every request that may count against a concurrency limit holds a slot, limit or not: a limit set or lowered
+-- while requests run then counts them, and never admits more than it allows.
+local slot = want_slot
+if slot and conc >= 0 and not (conc > 0) then return refuse('concurrent_limit', 3600000, false) end
+if slot and conc >= 0 and tonumber(redis.call('HGET', s, 'slots') or '0') >= conc then return refuse('concurrent_limit', 1000, true) end
 
 if brpm then brpm.tok = brpm.tok - 1 end
 if brpd then brpd.tok = brpd.tok - 1 end

@@ -213,6 +213,7 @@ export class RedisLimiter implements LimiterStore {
     // Leases of one key with the same reservation and slot are interchangeable: give back any one of them.
     let i = list.findIndex((l) => l.slot === slot && l.reserve.tokens === reserve.tokens && l.reserve.cost === reserve.cost);
     if (i < 0) i = list.findIndex((l) => l.slot === slot);
+    if (i < 0 && list.length > 0) i = 0;
     const lease = i >= 0 ? list.splice(i, 1)[0]! : null;
     if (list.length === 0) this.leases.delete(keyId);
     if (lease?.counted) this.inFlightTotal -= 1;
