@@ -192,11 +192,19 @@ describe("before any byte reached the caller: a status and the envelope", () => 
 });
 
 describe("after the stream started: in-band failure, never a clean finish", () => {
-  const cases: Array<{ name: string; scenario: Scenario; status: number; code: string; settlesUsage?: boolean }> = [
+  const cases: Array<{ name: string; scenario: Scenario; status: number; code: string; message?: string; settlesUsage?: boolean }> = [
     { name: "connection reset mid-stream", scenario: { kind: "reset-mid-stream", afterEvents: 5 }, status: 502, code: "upstream_stream_error" },
     { name: "malformed event", scenario: { kind: "malformed", afterEvents: 5 }, status: 502, code: "upstream_stream_error" },
     { name: "error event (flat), then response.failed", scenario: { kind: "error-event", nested: false, code: "server_error" }, status: 502, code: "server_error" },
     { name: "error event (nested), then response.failed", scenario: { kind: "error-event", nested: true, code: "server_error" }, status: 502, code: "server_error" },
+    {
+      // The ledger and a streaming chat caller read it alike: one reading of upstream events.
+      name: "error event given as a plain string, then response.failed",
+      scenario: { kind: "error-event", nested: false, form: "string", code: "upstream_error", message: "boom" },
+      status: 502,
+      code: "upstream_error",
+      message: "boom",
+    },
     {
       name: "error event and then the end of the stream",
       scenario: { kind: "error-event", nested: true, code: "server_error", terminal: false },
@@ -256,6 +264,7 @@ describe("after the stream started: in-band failure, never a clean finish", () =
       const error = frames.at(-2);
       expect(error.error).toMatchObject({ code: c.code });
       expect(typeof error.error.message).toBe("string");
+      if (c.message) expect(error.error.message).toBe(c.message);
       const chunks = frames.filter((f) => f !== "[DONE]" && f.object === "chat.completion.chunk");
       expect(chunks.some((ch) => ch.choices?.some((x: any) => x.finish_reason !== null))).toBe(false);
       const row = await expectSettled(g, upstream, key, id, CHAT, c.status, c.code);

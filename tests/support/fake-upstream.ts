@@ -37,7 +37,7 @@ export type Scenario =
   /** After N events, a frame whose data is truncated JSON; then the rest of the stream, or a clean end. */
   | { kind: "malformed"; afterEvents: number; then?: "continue" | "end" }
   /** An `error` event (nested or flat form) after response.in_progress, followed by response.failed unless terminal:false. */
-  | { kind: "error-event"; nested: boolean; code?: string; message?: string; terminal?: boolean }
+  | { kind: "error-event"; nested: boolean; form?: "string"; code?: string; message?: string; terminal?: boolean }
   | { kind: "failed"; code?: string; message?: string; text?: string; usage?: Partial<ResponsesUsage> | null }
   | { kind: "incomplete"; reason?: string; text?: string }
   /** A normal reply whose stream ends cleanly right before the terminal event. */
@@ -168,7 +168,7 @@ function eventsFor(s: Scenario, body: any): ResponsesStreamEvent[] {
     case "error-event":
       return buildResponseEvents({
         ...base,
-        errorEvent: s.nested ? "nested" : "flat",
+        errorEvent: s.form ?? (s.nested ? "nested" : "flat"),
         error: { code: s.code ?? "server_error", message: s.message ?? "An error occurred while processing your request." },
         terminal: s.terminal === false ? "none" : "failed",
       });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { addOutputText } from "openai/lib/ResponsesParser";
-import { createResponseCollector, streamErrorOf, usageOf } from "../../src/gateway/stream/collect";
+import { createResponseCollector } from "../../src/gateway/stream/collect";
+import { streamErrorOf, usageOf } from "../../src/gateway/stream/upstream-events";
 import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/responses-types";
 import { fixtureEvents } from "../support/fixtures";
 
@@ -327,22 +328,23 @@ describe("streamErrorOf", () => {
       code: "rate_limit_exceeded",
       message: "slow down",
       param: "model",
+      type: null,
     });
   });
 
   test("the nested error shape", () => {
     const ev = only(fixtureEvents("error-nested"), "error");
-    expect(streamErrorOf(ev)).toEqual({ code: ev.error.code, message: ev.error.message, param: ev.error.param });
+    expect(streamErrorOf(ev)).toEqual({ code: ev.error.code, message: ev.error.message, param: ev.error.param, type: ev.error.type ?? null });
   });
 
   test("response.failed reads response.error", () => {
     const ev = only(fixtureEvents("error-nested"), "response.failed");
-    expect(streamErrorOf(ev)).toEqual({ ...ev.response.error, param: null });
+    expect(streamErrorOf(ev)).toEqual({ code: ev.response.error.code, message: ev.response.error.message, param: null, type: ev.response.error.type ?? null });
   });
 
   test("fixtures' flat error event", () => {
     const ev = only(fixtureEvents("error-flat"), "error");
-    expect(streamErrorOf(ev)).toEqual({ code: ev.code, message: ev.message, param: null });
+    expect(streamErrorOf(ev)).toEqual({ code: ev.code, message: ev.message, param: null, type: null });
   });
 
   test("missing fields get defaults", () => {
@@ -368,6 +370,7 @@ describe("streamErrorOf", () => {
       code: "upstream_error",
       message: "upstream exploded",
       param: null,
+      type: null,
     });
   });
 

@@ -48,7 +48,7 @@ export interface ResponseEventSpec {
   /** For terminal "failed". */
   error?: { code: string; message: string };
   /** Emit an `error` event just before the terminal one, in the flat (SDK-typed) or nested (captured) form. */
-  errorEvent?: "flat" | "nested";
+  errorEvent?: "flat" | "nested" | "string";
   /** The upstream sometimes sends `response.completed` with `output: []`; clients must rebuild it from the items. */
   emptyTerminalOutput?: boolean;
   /** The request whose fields the response object echoes (instructions, tools, tool_choice, …). */
@@ -169,6 +169,8 @@ export function buildResponseEvents(spec: ResponseEventSpec): ResponsesStreamEve
   const error = spec.error ?? { code: "server_error", message: "An error occurred while processing your request." };
   if (spec.errorEvent === "flat") emit("error", { code: error.code, message: error.message, param: null });
   if (spec.errorEvent === "nested") emit("error", { error: { code: error.code, message: error.message, param: null } });
+  // Seen from some proxies: the error is just its message.
+  if (spec.errorEvent === "string") emit("error", { error: error.message });
 
   if (terminal === "none") return events;
 

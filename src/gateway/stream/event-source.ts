@@ -4,7 +4,7 @@
  * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
  */
 import { createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
-import { streamErrorOf, usageOf } from "./collect";
+import { streamErrorOf, usageOf } from "./upstream-events";
 import { STREAM_ENDED_EARLY } from "./failure";
 import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
 

@@ -5,7 +5,7 @@
  */
 import type { GatewayDeps } from "../gateway-deps";
 import type { GatewayCall } from "../call";
-import { usageOf } from "./collect";
+import { usageOf } from "./upstream-events";
 import { createSseDecoder, parseStreamEvent } from "./sse/decode";
 import { TERMINAL_EVENT_TYPES, type ResponsesUsage } from "../responses-types";
 

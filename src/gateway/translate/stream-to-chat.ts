@@ -7,6 +7,7 @@
  * because a truncated reply reported as a clean `stop` is indistinguishable from a complete one.
  */
 
+import { streamErrorOf } from "../stream/upstream-events";
 import type { ResponsesStreamEvent } from "../responses-types";
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types";
 import { mapStreamFailure } from "../stream/failure";
@@ -170,13 +171,11 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
     return [{ error: { message, type, code, param } }];
   }
 
-  function upstreamError(err: Record<string, any> | null | undefined, fallback: string): Chunk[] {
-    const message = typeof err?.message === "string" && err.message !== "" ? err.message : fallback;
-    const code = typeof err?.code === "string" && err.code !== "" ? err.code : "upstream_error";
+  /** The chat error chunk of an upstream error event: read as the ledger reads it (upstream-events.ts). */
+  function upstreamError(ev: ResponsesStreamEvent): Chunk[] {
+    const err = streamErrorOf(ev)!;
     // Without a type of its own, the error gets the type a non-streaming caller would see for the same code.
-    const type = typeof err?.type === "string" && err.type !== "" ? err.type : mapStreamFailure(code, message).type;
-    const param = typeof err?.param === "string" ? err.param : null;
-    return errorFrame(message, type, code, param);
+    return errorFrame(err.message, err.type ?? mapStreamFailure(err.code, err.message).type, err.code, err.param);
   }
 
   function push(ev: ResponsesStreamEvent): object[] {
@@ -216,14 +215,8 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
       case "response.incomplete":
         return close("incomplete", ev.response);
       case "response.failed":
-        return upstreamError(ev.response?.error, "The upstream response failed.");
       case "error":
-        // Both shapes occur: flat {code, message, param} (SDK types) and nested {error: {...}} (captures).
-        // In the flat form `type` is the event's own type ("error"), not an error type, so it is not read.
-        return upstreamError(
-          typeof ev.error === "object" && ev.error !== null ? ev.error : { code: ev.code, message: ev.message, param: ev.param },
-          "The upstream reported an error.",
-        );
+        return upstreamError(ev);
       default:
         return [];
     }
