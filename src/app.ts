@@ -9,6 +9,7 @@ import { createMethodTable, errorFromElysia } from "./http/errors";
 import { handleResponses } from "./gateway/routes/responses-route";
 import { handleChatCompletions } from "./gateway/routes/chat-route";
 import { handleModels } from "./gateway/routes/models-route";
+import { handleDeleteResponse, handleGetResponse, handleInputItems } from "./gateway/routes/stored-responses-route";
 import { keysApi } from "./admin/keys-api";
 import { releasesApi } from "./admin/releases-api";
 import { engagementApi } from "./admin/engagement-api";
@@ -33,6 +34,9 @@ function gatewayRoutes(deps: AppDeps) {
     app.post(`${prefix}/responses`, ({ request }) => handleResponses(deps, request), { parse: "none", detail: GATEWAY_DOCS.responses });
     app.post(`${prefix}/chat/completions`, ({ request }) => handleChatCompletions(deps, request), { parse: "none", detail: GATEWAY_DOCS.chat });
     app.get(`${prefix}/models`, ({ request }) => handleModels(deps, request), { detail: GATEWAY_DOCS.models });
+    app.get(`${prefix}/responses/:id`, ({ request, params }) => handleGetResponse(deps, request, params.id));
+    app.get(`${prefix}/responses/:id/input_items`, ({ request, params }) => handleInputItems(deps, request, params.id));
+    app.delete(`${prefix}/responses/:id`, ({ request, params }) => handleDeleteResponse(deps, request, params.id));
   }
   return app;
 }

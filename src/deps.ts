@@ -23,6 +23,7 @@ import { openPostgresStores } from "./store/postgres/stores";
 import { RedisLimiter } from "./store/redis/limiter";
 import { RedisAdminSessions } from "./store/redis/admin-sessions";
 import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
+import type { StoredResponseRepository } from "./gateway/responses/stored-response-repository";
 import type { AdminSessionStore } from "./http/admin-sessions";
 import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
@@ -52,6 +53,7 @@ export interface AppDeps {
   admission: AdmissionDeps;
   upstream: Upstream;
   quirks: ParameterQuirks;
+  responses: StoredResponseRepository;
   models: ModelList;
   normalizeOptions: NormalizeOptions;
   priceOf: (model: string) => Prices | null;
@@ -194,6 +196,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     settler,
     admission: { keys: keyCache, limiter, priceOf, now },
     upstream,
+    responses: stores.responses,
     quirks: new ParameterQuirks(config.upstreamDropParams, (model, param) =>
       log.warn("the upstream refuses a parameter: it is dropped from requests for this model from now on", { model, param }),
     ),

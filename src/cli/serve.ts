@@ -1,4 +1,5 @@
 /** `gantry serve`: run the server (gateway + site + back office) until SIGTERM or SIGINT. */
+import { startPurgingResponses } from "../gateway/responses/purge";
 import { SETTINGS, checkServerFiles, describeConfig, type Config } from "../config";
 import { createDeps, type AppDeps } from "../deps";
 import { createLogger } from "../log";
@@ -61,6 +62,7 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   process.on("exit", unclaim);
   deps.releases.start();
   void deps.engagement.start();
+  startPurgingResponses(deps.responses, deps.now, log);
   const running = startServer(deps, { hostname: config.host, port: config.port });
   log.info("listening", { url: running.url, settings: describeConfig(config) });
   return { deps, running };

@@ -14,7 +14,7 @@ import type { ResponsesUsage } from "./responses-types";
 
 const MAX_FAILURE_DELAY_MS = 5000;
 
-export type Endpoint = "responses" | "chat.completions" | "models";
+export type Endpoint = "responses" | "chat.completions" | "models" | "responses.stored";
 
 export class GatewayCall {
   readonly requestId: string;

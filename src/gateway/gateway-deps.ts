@@ -10,6 +10,7 @@ import type { AdmissionDeps } from "./limits/admission";
 import type { NormalizeOptions } from "./translate/normalize";
 import type { ModelList } from "./upstream/model-list";
 import type { Upstream } from "./upstream/upstream";
+import type { StoredResponseRepository } from "./responses/stored-response-repository";
 import type { ParameterQuirks } from "./upstream/unsupported-params";
 import type { Settler } from "./usage/settle";
 
@@ -25,7 +26,9 @@ export interface CallDeps {
 }
 
 export interface GatewayDeps extends CallDeps {
-  config: Pick<Config, "maxBodyBytes" | "keepAliveSeconds">;
+  config: Pick<Config, "maxBodyBytes" | "keepAliveSeconds" | "storedResponsesDays">;
+  /** Responses kept for their callers. */
+  responses: StoredResponseRepository;
   normalizeOptions: NormalizeOptions;
   upstream: Pick<Upstream, "postResponses">;
   /** Parameters the upstream refuses, per model (learnt from its 400s, and the configured ones). */

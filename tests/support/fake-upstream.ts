@@ -69,6 +69,8 @@ export interface FakeUpstreamOptions {
   rejectUnknownModels?: boolean;
   /** Extra headers on every successful stream, e.g. x-codex-primary-used-percent. */
   streamHeaders?: Record<string, string>;
+  /** Every response and item id the same in every reply (as some upstreams number them): ids must not be trusted to be unique. */
+  fixedIds?: boolean;
   /** Parameters refused outright, as stream-only backends do: `{"detail":"Unsupported parameter: temperature"}`. */
   unsupportedParams?: string[];
 }
@@ -136,9 +138,9 @@ function echoText(body: any): string {
 
 let responseCounter = 0;
 
-function eventsFor(s: Scenario, body: any): ResponsesStreamEvent[] {
+function eventsFor(s: Scenario, body: any, fixedIds = false): ResponsesStreamEvent[] {
   const base: ResponseEventSpec = {
-    id: `resp_fake${String(++responseCounter).padStart(6, "0")}`,
+    id: fixedIds ? "resp_fixed" : `resp_fake${String(++responseCounter).padStart(6, "0")}`,
     model: typeof body?.model === "string" ? body.model : "unknown",
     createdAt: Math.floor(Date.now() / 1000),
     request: body ?? {},
@@ -394,7 +396,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         // Only reached when the client gave up or the server is closing; nobody reads this.
         return new Response(null, { status: 504 });
       }
-      const events = eventsFor(s, body);
+      const events = eventsFor(s, body, opts.fixedIds);
       const frames = encodeEventFrames(events, {
         crlf: opts.crlf,
         withComments: opts.comments,

@@ -11,7 +11,9 @@ import { IDLE, UpstreamEventSource } from "../stream/event-source";
 import { failedResponseEvent, mapStreamFailure } from "../stream/failure";
 import { normalizeResponsesRequest } from "../translate/normalize";
 import { relayRaw } from "../stream/raw-relay";
-import type { ResponsesRequest, ResponsesStreamEvent } from "../responses-types";
+import type { JsonObject, ResponsesRequest, ResponsesStreamEvent } from "../responses-types";
+import { buildConversation } from "../responses/conversation";
+import { ResponseKeeper } from "../responses/response-keeper";
 import { SSE_KEEPALIVE, encodeEvent } from "../stream/sse/encode";
 import { createResponsesStreamRewriter } from "../stream/stream-rewrite";
 import { functionToolNames } from "../stream/tool-markup";
@@ -37,17 +39,21 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
 
     if (raw) return await relayRaw(deps, call, text);
 
+    const keeper = await keeperFor(deps, call, body);
+    const { previous_response_id: _previous, ...rest } = body;
+    const wanted = (keeper ? { ...rest, input: keeper.input } : body) as ResponsesRequest;
     const { reply, sent: upstreamRequest } = await postResponses(
       deps,
       call.model,
-      call.boundOutput(normalizeResponsesRequest(body as ResponsesRequest, deps.normalizeOptions)),
+      call.boundOutput(normalizeResponsesRequest(wanted, deps.normalizeOptions)),
       call.upstreamAbort.signal,
     );
     call.upstreamTtfbMs = reply.ttfbMs;
     const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000);
     const toolNames = functionToolNames(upstreamRequest.tools);
-    if (wantsStream) return streamToCaller(deps, call, source, toolNames);
-    const response = await collectUpstream(call, source, toolNames);
+    if (wantsStream) return streamToCaller(deps, call, source, toolNames, keeper?.keeper ?? null);
+    const collected = await collectUpstream(call, source, toolNames);
+    const response = keeper ? await keeper.keeper.finish(collected) : collected;
     return Response.json(response, { headers: call.headers() });
   } catch (err) {
     call.upstreamAbort.abort();
@@ -55,7 +61,22 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
   }
 }
 
-function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEventSource, toolNames: Set<string>): Response {
+/**
+ * Keeping responses for the caller: needed when the request continues one (`previous_response_id`, `item_reference`)
+ * or is to be kept (`store` not false, and keeping is on). Otherwise null: the request goes as it came, at no cost.
+ */
+async function keeperFor(deps: GatewayDeps, call: GatewayCall, body: JsonObject): Promise<{ keeper: ResponseKeeper; input: JsonObject[] } | null> {
+  const keep = deps.config.storedResponsesDays > 0 && body.store !== false;
+  const continues =
+    (typeof body.previous_response_id === "string" && body.previous_response_id !== "") ||
+    (Array.isArray(body.input) && body.input.some((it: JsonObject) => it !== null && typeof it === "object" && it.type === "item_reference"));
+  if (!keep && !continues) return null;
+  const keyId = call.lease!.key.key.id;
+  const conversation = await buildConversation(deps.responses, keyId, body, deps.now());
+  return { keeper: new ResponseKeeper(deps, keyId, call.model, conversation, keep), input: conversation.input };
+}
+
+function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEventSource, toolNames: Set<string>, keeper: ResponseKeeper | null): Response {
   const rewriter = createResponsesStreamRewriter({ toolNames });
   let lastSequence = -1;
   const encode = (ev: ResponsesStreamEvent, rawData: string | null): string => {
@@ -64,7 +85,10 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
     // text fits one `data:` line: upstream JSON spread over several data lines (joined with LF by the decoder)
     // would otherwise lose its framing, and a line break in the type could forge fields.
     const oneLine = rawData !== null && !rawData.includes("\n") && !/[\r\n]/.test(ev.type);
-    return oneLine ? `event: ${ev.type}\ndata: ${rawData}\n\n` : encodeEvent(ev);
+    const text = oneLine ? `event: ${ev.type}\ndata: ${rawData}\n\n` : encodeEvent(ev);
+    if (!keeper) return text;
+    keeper.see(ev);
+    return keeper.rewrite(text);
   };
 
   async function* body(): AsyncGenerator<string> {
@@ -97,6 +121,8 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
         status = mapStreamFailure(failure.code, failure.message).status;
       }
       await call.finish(status, errorCode, source.usage);
+      // Kept before the caller gets the end of it: a follow-up naming this response finds it.
+      if (keeper && !failure) await keeper.keepStreamed();
       if (out) yield out;
     } catch (err) {
       if (call.upstreamAbort.signal.aborted) {

@@ -93,6 +93,7 @@ function functionToolNames(body: Partial<ResponsesRequest>): string[] {
 export function checkUpstreamQuirks(body: any, skip: ReadonlySet<UpstreamQuirk> = new Set()): UpstreamRefusal | null {
   const on = (q: UpstreamQuirk) => !skip.has(q);
   if (on("stream") && body.stream !== true) return { status: 400, body: { detail: "Stream must be set to true" } };
+  if (on("stored-items") && body.previous_response_id != null) return { status: 400, body: { detail: "Unsupported parameter: previous_response_id" } };
   if (on("store") && body.store === true) return { status: 400, body: { detail: "Store must be set to false" } };
   if (on("instructions") && typeof body.instructions !== "string") {
     return { status: 400, body: { detail: "Instructions are required" } };

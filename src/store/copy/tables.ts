@@ -16,6 +16,8 @@ export const COPIED_TABLES: ReadonlyArray<{ name: string; key: readonly string[]
   { name: "announcements", key: ["id"], identity: "id" },
   { name: "clients", key: ["client_id"] },
   { name: "online_series", key: ["minute"] },
+  { name: "stored_responses", key: ["id"] },
+  { name: "stored_items", key: ["key_id", "item_id"] },
 ];
 
 /**

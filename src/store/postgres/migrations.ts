@@ -184,9 +184,31 @@ const V1 = `
   );
 `;
 
-/**
- * Not yet released on PostgreSQL: while the PostgreSQL backend is being built (issue 16) the first migration
- * still grows; once a release ships it, changes go into new entries only.
- */
-export const MIGRATIONS: readonly string[] = [V1];
+/** 2: responses kept for their callers, and their items by id (as SQLite's migration 7). */
+const V2 = `
+  CREATE TABLE stored_responses (
+    id          TEXT PRIMARY KEY,
+    key_id      TEXT NOT NULL,
+    previous_id TEXT,
+    model       TEXT NOT NULL DEFAULT '',
+    created_at  BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    response    TEXT NOT NULL,
+    input_items TEXT NOT NULL,
+    bytes       BIGINT NOT NULL
+  );
+  CREATE INDEX stored_responses_expires ON stored_responses (expires_at);
+
+  CREATE TABLE stored_items (
+    key_id      TEXT NOT NULL,
+    item_id     TEXT NOT NULL,
+    response_id TEXT NOT NULL REFERENCES stored_responses(id) ON DELETE CASCADE,
+    item        TEXT NOT NULL,
+    PRIMARY KEY (key_id, item_id)
+  );
+  CREATE INDEX stored_items_response ON stored_items (response_id);
+`;
+
+/** Forward only: a shipped entry is never edited, changes go into new ones. */
+export const MIGRATIONS: readonly string[] = [V1, V2];
 export const SCHEMA_VERSION = MIGRATIONS.length;

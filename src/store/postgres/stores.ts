@@ -3,6 +3,7 @@
  * instances and the CLI on any machine see the same records. Changes reach every instance through
  * LISTEN/NOTIFY.
  */
+import { PostgresStoredResponses } from "./stored-responses";
 import type { SQL } from "bun";
 import type { Stores } from "../stores";
 import { PostgresAnnouncementRepository } from "./announcements";
@@ -32,6 +33,7 @@ export class PostgresStores implements Stores {
   readonly downloads: PostgresDownloadRepository;
   readonly announcements: PostgresAnnouncementRepository;
   readonly clients: PostgresClientRepository;
+  readonly responses: PostgresStoredResponses;
   private closed = false;
 
   /** `sql` is exposed for tests and maintenance commands of this backend; the app never reads it. */
@@ -48,6 +50,7 @@ export class PostgresStores implements Stores {
     this.downloads = new PostgresDownloadRepository(sql);
     this.announcements = new PostgresAnnouncementRepository(sql, () => this.changes.touch("announcements"));
     this.clients = new PostgresClientRepository(sql);
+    this.responses = new PostgresStoredResponses(sql);
   }
 
   async ready(): Promise<{ schemaVersion: number }> {

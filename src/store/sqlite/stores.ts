@@ -2,6 +2,7 @@
  * The embedded backend: every repository on one SQLite connection (WAL, synchronous=FULL), opened and
  * migrated here. The only place that decides which SQLite class serves which interface.
  */
+import { SqliteStoredResponses } from "./stored-responses";
 import type { Database } from "bun:sqlite";
 import type { Stores } from "../stores";
 import { SqliteAnnouncementRepository } from "./announcements";
@@ -34,6 +35,7 @@ export class SqliteStores implements Stores {
   readonly downloads: SqliteDownloadRepository;
   readonly announcements: SqliteAnnouncementRepository;
   readonly clients: SqliteClientRepository;
+  readonly responses: SqliteStoredResponses;
   private closed = false;
 
   /** `db` is exposed for tests and maintenance commands of this backend; the app never reads it. */
@@ -50,6 +52,7 @@ export class SqliteStores implements Stores {
     this.downloads = new SqliteDownloadRepository(db);
     this.announcements = new SqliteAnnouncementRepository(db, () => this.changes.touch("announcements"));
     this.clients = new SqliteClientRepository(db);
+    this.responses = new SqliteStoredResponses(db);
   }
 
   async ready(): Promise<{ schemaVersion: number }> {

@@ -1,0 +1,88 @@
+/**
+ * A Responses request made whole before it goes to an upstream that stores nothing: `previous_response_id` becomes
+ * the conversation so far (each earlier response's new input items and output, oldest first), `item_reference`
+ * items become the items they name, and this turn's items get ids so they can be listed and referred to later.
+ */
+import { randomBytes } from "node:crypto";
+import { AppError } from "../../errors";
+import type { JsonObject } from "../responses-types";
+import type { StoredResponse, StoredResponseRepository } from "./stored-response-repository";
+
+/** A chain longer than this is refused rather than walked (a conversation of 10,000 turns is not one). */
+const MAX_CHAIN = 10_000;
+
+export interface Conversation {
+  /** The whole input for the upstream: the earlier turns, then this one's items. */
+  input: JsonObject[];
+  /** This turn's items, references resolved, each with an id: what the stored response keeps. */
+  newItems: JsonObject[];
+  previousId: string | null;
+}
+
+/** A new id with the prefix the API uses for the kind of thing (resp, msg, fc, rs, …), unique whatever the upstream sends. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(16).toString("hex")}`;
+}
+
+const ITEM_PREFIX: Record<string, string> = {
+  message: "msg",
+  function_call: "fc",
+  function_call_output: "fco",
+  reasoning: "rs",
+};
+
+function prefixOf(item: JsonObject): string {
+  const type = typeof item.type === "string" ? item.type : item.role !== undefined ? "message" : "item";
+  return Object.hasOwn(ITEM_PREFIX, type) ? ITEM_PREFIX[type]! : "item";
+}
+
+/** A message as the API lists it: typed, its text as a part (a bare `{role, content: "…"}` is shorthand for this). */
+function canonical(item: JsonObject): JsonObject {
+  if (item.type !== undefined || typeof item.role !== "string") return item;
+  const content = typeof item.content === "string" ? [{ type: item.role === "assistant" ? "output_text" : "input_text", text: item.content }] : item.content;
+  return { type: "message", ...item, content };
+}
+
+function asItems(input: unknown): JsonObject[] {
+  if (typeof input === "string") return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
+  return Array.isArray(input) ? (input as JsonObject[]) : [];
+}
+
+export async function buildConversation(
+  repo: StoredResponseRepository,
+  keyId: string,
+  body: JsonObject,
+  now: number,
+): Promise<Conversation> {
+  const items = asItems(body.input);
+  const refs = items.filter((it) => it !== null && typeof it === "object" && it.type === "item_reference").map((it) => String(it.id));
+  const found = refs.length > 0 ? await repo.items(keyId, refs, now) : new Map<string, JsonObject>();
+  const newItems = items.map((it) => {
+    if (it === null || typeof it !== "object") return it;
+    if (it.type === "item_reference") {
+      const item = found.get(String(it.id));
+      if (!item) throw new AppError("invalid_request", `Item with id '${String(it.id).slice(0, 100)}' not found.`, { param: "input", rawCode: "item_not_found" });
+      return item;
+    }
+    const item = canonical(it);
+    return typeof item.id === "string" ? item : { id: newId(prefixOf(item)), ...item };
+  });
+
+  const previousId = typeof body.previous_response_id === "string" && body.previous_response_id !== "" ? body.previous_response_id : null;
+  const earlier: StoredResponse[] = [];
+  for (let id = previousId; id !== null; ) {
+    const r = await repo.get(keyId, id, now);
+    if (!r) {
+      // The one named by the caller, or one further back that expired or was deleted: either way, not a silent answer.
+      throw new AppError("invalid_request", `Previous response with id '${id.slice(0, 100)}' not found.`, {
+        param: "previous_response_id",
+        rawCode: "previous_response_not_found",
+      });
+    }
+    earlier.push(r);
+    if (earlier.length > MAX_CHAIN) throw new AppError("invalid_request", "The conversation is too long to continue.", { param: "previous_response_id" });
+    id = r.previousId;
+  }
+  const history = earlier.reverse().flatMap((r) => [...r.inputItems, ...(Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [])]);
+  return { input: [...history, ...newItems], newItems, previousId };
+}

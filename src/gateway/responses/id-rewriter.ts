@@ -1,0 +1,69 @@
+/**
+ * Gantry's own ids for a stored response and its output items. An upstream that stores nothing may reuse ids (the
+ * test upstream numbers items from 0 in every response), and a caller that refers to an item or a response later
+ * must name exactly one: so each upstream id met in this response's events gets a fresh one, and the events the
+ * caller receives say the fresh one.
+ *
+ * Replacing is done on the event's JSON text: `"old"` (with its quotes) can only be that string value, since a quote
+ * inside a JSON string is escaped. Events Gantry forwards untouched stay unparsed-and-unserialised.
+ */
+import type { JsonObject, ResponsesStreamEvent } from "../responses-types";
+import { newId } from "./conversation";
+
+export class IdRewriter {
+  private readonly ids = new Map<string, string>();
+  private pairs: Array<[string, string]> = [];
+  responseId: string | null = null;
+
+  constructor(
+    private readonly previousId: string | null,
+    /** The response is kept: the caller is told `store: true` (the upstream was asked for false). */
+    private readonly kept: boolean,
+  ) {}
+
+  private map(old: unknown, prefix: string): void {
+    if (typeof old !== "string" || old === "" || this.ids.has(old)) return;
+    const fresh = newId(prefix);
+    this.ids.set(old, fresh);
+    this.pairs.push([JSON.stringify(old), JSON.stringify(fresh)]);
+    if (prefix === "resp" && this.responseId === null) this.responseId = fresh;
+  }
+
+  private itemPrefix(id: string): string {
+    const cut = id.indexOf("_");
+    return cut > 0 && cut <= 8 ? id.slice(0, cut) : "item";
+  }
+
+  /** Learns the ids an event introduces (the response's, an item's). */
+  learn(ev: ResponsesStreamEvent): void {
+    const response = ev.response as JsonObject | undefined;
+    if (response && typeof response === "object") {
+      this.map(response.id, "resp");
+      if (Array.isArray(response.output)) for (const it of response.output) if (it && typeof it.id === "string") this.map(it.id, this.itemPrefix(it.id));
+    }
+    const item = ev.item as JsonObject | undefined;
+    if (item && typeof item === "object" && typeof item.id === "string") this.map(item.id, this.itemPrefix(item.id));
+  }
+
+  /** An event's JSON (or SSE) text with every known upstream id replaced, and the previous response named. */
+  apply(text: string): string {
+    let out = text;
+    for (const [old, fresh] of this.pairs) if (out.includes(old)) out = out.replaceAll(old, fresh);
+    if (this.kept && out.includes('"store":false')) out = out.replaceAll('"store":false', '"store":true');
+    if (this.previousId !== null && out.includes('"previous_response_id":null')) {
+      out = out.replaceAll('"previous_response_id":null', `"previous_response_id":${JSON.stringify(this.previousId)}`);
+    }
+    return out;
+  }
+
+  /** A whole response object, rewritten the same way (once per response, for storing and non-streamed replies). */
+  applyToResponse<T extends JsonObject>(response: T): T {
+    this.learn({ type: "response.completed", response });
+    const out = JSON.parse(this.apply(JSON.stringify(response))) as T;
+    if (this.responseId === null) this.responseId = newId("resp");
+    (out as JsonObject).id = this.responseId;
+    if (this.previousId !== null) (out as JsonObject).previous_response_id = this.previousId;
+    if (this.kept) (out as JsonObject).store = true;
+    return out;
+  }
+}

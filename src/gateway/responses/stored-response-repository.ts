@@ -1,0 +1,51 @@
+/**
+ * The port of stored responses: what Gantry keeps of each `/v1/responses` call made with `store` not false, per
+ * API key, so a later call can continue it (`previous_response_id`), refer to its items (`item_reference`), or
+ * fetch and delete it — over an upstream that stores nothing.
+ *
+ * Each response keeps only what is new in it: the input items its request added (after references were
+ * resolved) and its output. A conversation of N turns is N rows, not N copies of a growing history; the history
+ * is rebuilt by walking `previousId` back.
+ */
+import type { JsonObject } from "../responses-types";
+
+export type { JsonObject };
+
+export interface StoredResponse {
+  /** Gantry's id (resp_…), unique: the upstream's ids may repeat. */
+  id: string;
+  keyId: string;
+  previousId: string | null;
+  model: string;
+  /** Epoch ms. */
+  createdAt: number;
+  expiresAt: number;
+  /** The response object as the caller got it (output included). */
+  response: JsonObject;
+  /** The items this request added to the conversation, each with its id. */
+  inputItems: JsonObject[];
+}
+
+export interface StoredResponseStats {
+  responses: number;
+  bytes: number;
+}
+
+export interface StoredResponseRepository {
+  put(response: StoredResponse): Promise<void>;
+  /** The key's live response, or null (unknown, expired, deleted, or another key's). */
+  get(keyId: string, id: string, now: number): Promise<StoredResponse | null>;
+  /** True when the key had it. */
+  delete(keyId: string, id: string): Promise<boolean>;
+  /** The key's live items (input or output) by id, for `item_reference`; unknown ids are absent. */
+  items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>>;
+  /** Removes what expired before `now`; how many responses went. */
+  purgeExpired(now: number): Promise<number>;
+  stats(): Promise<StoredResponseStats>;
+}
+
+/** The items of a stored response that can be referred to: its input items and its output, each with an id. */
+export function itemsOf(r: StoredResponse): JsonObject[] {
+  const output = Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [];
+  return [...r.inputItems, ...output].filter((it) => it !== null && typeof it === "object" && typeof it.id === "string");
+}

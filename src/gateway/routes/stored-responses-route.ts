@@ -1,0 +1,73 @@
+/**
+ * GET /v1/responses/{id}, GET /v1/responses/{id}/input_items and DELETE /v1/responses/{id}: a key's stored
+ * responses, as OpenAI's API serves them. Another key's, an expired or a deleted one is a 404, never someone
+ * else's data. Admission is that of the model list: the key must be usable, and its RPM/RPD count.
+ */
+import { AppError } from "../../errors";
+import { GatewayCall } from "../call";
+import type { GatewayDeps } from "../gateway-deps";
+import type { JsonObject } from "../responses-types";
+
+const MAX_ID = 200;
+
+function notFound(id: string): AppError {
+  return new AppError("not_found", `Response with id '${id.slice(0, MAX_ID)}' not found.`, { type: "invalid_request_error" });
+}
+
+async function withKey(deps: GatewayDeps, request: Request, fn: (keyId: string, call: GatewayCall) => Promise<Response>): Promise<Response> {
+  const call = new GatewayCall(deps, request, "responses.stored");
+  try {
+    await call.authenticate();
+    const lease = await call.admit({ model: null, maxTokens: null, bodyBytes: 0 });
+    const res = await fn(lease.key.key.id, call);
+    call.finish(res.status, null);
+    return res;
+  } catch (err) {
+    return call.fail(err);
+  }
+}
+
+export function handleGetResponse(deps: GatewayDeps, request: Request, id: string): Promise<Response> {
+  return withKey(deps, request, async (keyId, call) => {
+    const stored = id.length <= MAX_ID ? await deps.responses.get(keyId, id, deps.now()) : null;
+    if (!stored) throw notFound(id);
+    return Response.json(stored.response, { headers: call.headers() });
+  });
+}
+
+export function handleDeleteResponse(deps: GatewayDeps, request: Request, id: string): Promise<Response> {
+  return withKey(deps, request, async (keyId, call) => {
+    if (id.length > MAX_ID || !(await deps.responses.delete(keyId, id))) throw notFound(id);
+    return Response.json({ id, object: "response", deleted: true }, { headers: call.headers() });
+  });
+}
+
+/** `limit` 1–100 (default 20), `order` asc or desc (default desc, newest first as OpenAI lists), `after` an item id. */
+export function handleInputItems(deps: GatewayDeps, request: Request, id: string): Promise<Response> {
+  return withKey(deps, request, async (keyId, call) => {
+    const query = new URL(request.url).searchParams;
+    const limitText = query.get("limit") ?? "20";
+    const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : Number.NaN;
+    if (!(limit >= 1 && limit <= 100)) throw new AppError("invalid_request", "'limit' must be an integer from 1 to 100.", { param: "limit" });
+    const order = query.get("order") ?? "desc";
+    if (order !== "asc" && order !== "desc") throw new AppError("invalid_request", "'order' must be 'asc' or 'desc'.", { param: "order" });
+    const stored = id.length <= MAX_ID ? await deps.responses.get(keyId, id, deps.now()) : null;
+    if (!stored) throw notFound(id);
+    let items: JsonObject[] = order === "asc" ? stored.inputItems : [...stored.inputItems].reverse();
+    const after = query.get("after");
+    if (after !== null) {
+      const at = items.findIndex((it) => it.id === after);
+      if (at < 0) throw new AppError("invalid_request", `No input item with id '${after.slice(0, MAX_ID)}' in this response.`, { param: "after" });
+      items = items.slice(at + 1);
+    }
+    const page = items.slice(0, limit);
+    const body = {
+      object: "list",
+      data: page,
+      first_id: page[0]?.id ?? null,
+      last_id: page.at(-1)?.id ?? null,
+      has_more: items.length > page.length,
+    };
+    return Response.json(body, { headers: call.headers() });
+  });
+}

@@ -1,0 +1,87 @@
+/** Stored responses in SQLite (see the port: gateway/responses/stored-response-repository.ts). */
+import type { Database } from "bun:sqlite";
+import { itemsOf, type JsonObject, type StoredResponse, type StoredResponseRepository, type StoredResponseStats } from "../../gateway/responses/stored-response-repository";
+import { GroupCommit } from "../group-commit";
+
+interface Row {
+  id: string;
+  key_id: string;
+  previous_id: string | null;
+  model: string;
+  created_at: number;
+  expires_at: number;
+  response: string;
+  input_items: string;
+}
+
+export class SqliteStoredResponses implements StoredResponseRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Responses that end together are committed together: one fsync for the batch, each caller answered after it. */
+  private readonly writer = new GroupCommit<StoredResponse>((batch) => this.writeBatch(batch));
+
+  put(r: StoredResponse): Promise<void> {
+    return this.writer.add(r);
+  }
+
+  private writeBatch(batch: StoredResponse[]): void {
+    const insert = this.db.query(
+      `INSERT INTO stored_responses (id, key_id, previous_id, model, created_at, expires_at, response, input_items, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertItem = this.db.query("INSERT OR IGNORE INTO stored_items (key_id, item_id, response_id, item) VALUES (?, ?, ?, ?)");
+    this.db.transaction(() => {
+      for (const r of batch) {
+        const response = JSON.stringify(r.response);
+        const input = JSON.stringify(r.inputItems);
+        insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, input, response.length + input.length);
+        // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
+        for (const item of itemsOf(r)) insertItem.run(r.keyId, item.id as string, r.id, JSON.stringify(item));
+      }
+    })();
+  }
+
+  async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
+    const row = this.db.query("SELECT * FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as Row | null;
+    return row ? fromRow(row) : null;
+  }
+
+  async delete(keyId: string, id: string): Promise<boolean> {
+    return this.db.query("DELETE FROM stored_responses WHERE id = ? AND key_id = ?").run(id, keyId).changes > 0;
+  }
+
+  async items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>> {
+    const out = new Map<string, JsonObject>();
+    const find = this.db.query(
+      `SELECT i.item FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+       WHERE i.key_id = ? AND i.item_id = ? AND r.expires_at > ?`,
+    );
+    for (const id of new Set(ids)) {
+      const row = find.get(keyId, id, now) as { item: string } | null;
+      if (row) out.set(id, JSON.parse(row.item));
+    }
+    return out;
+  }
+
+  async purgeExpired(now: number): Promise<number> {
+    return this.db.query("DELETE FROM stored_responses WHERE expires_at <= ?").run(now).changes;
+  }
+
+  async stats(): Promise<StoredResponseStats> {
+    const row = this.db.query("SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM stored_responses").get() as { n: number; b: number };
+    return { responses: row.n, bytes: row.b };
+  }
+}
+
+function fromRow(row: Row): StoredResponse {
+  return {
+    id: row.id,
+    keyId: row.key_id,
+    previousId: row.previous_id,
+    model: row.model,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    response: JSON.parse(row.response),
+    inputItems: JSON.parse(row.input_items),
+  };
+}
