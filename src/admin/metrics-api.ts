@@ -9,6 +9,7 @@ import type { KeyRepository } from "../gateway/keys/key-repository";
 import type { LimiterStore } from "../gateway/limits/limiter";
 import type { LatencyPoint, UsageLedger, UsagePoint } from "../gateway/usage/ledger-repository";
 import type { EngagementServices } from "../site/engagement-services";
+import type { StoredResponseRepository } from "../gateway/responses/stored-response-repository";
 
 const MINUTE = 60_000;
 
@@ -65,6 +66,8 @@ export interface MetricsApiDeps {
   keys: Pick<KeyRepository, "list">;
   limiter: Pick<LimiterStore, "totalInFlight">;
   engagement: Pick<EngagementServices, "stats">;
+  responses: Pick<StoredResponseRepository, "stats">;
+  config: { storedResponsesDays: number };
   now: () => number;
 }
 
@@ -80,12 +83,13 @@ export function metricsApi(deps: MetricsApiDeps) {
       const first = last - (count - 1) * bucketMs;
       // Pending ledger rows are written first, so a request that just ended is in the chart.
       await deps.ledger.flush();
-      const [usage, latency, keys, clientsOnline, online] = await Promise.all([
+      const [usage, latency, keys, clientsOnline, online, stored] = await Promise.all([
         deps.ledger.series(first, bucketMs),
         deps.ledger.latencySeries(first, bucketMs),
         deps.keys.list(),
         deps.engagement.stats.online(),
         deps.engagement.stats.series({ minutes: String(minutes), step: String(bucketMinutes * 60) }),
+        deps.responses.stats(),
       ]);
       const points = fillOverview(usage, latency, first, bucketMs, count);
       const totals = points.reduce(
@@ -112,6 +116,7 @@ export function metricsApi(deps: MetricsApiDeps) {
           inFlight: deps.limiter.totalInFlight(),
           activeKeys: keys.filter((k) => k.status === "active").length,
           keys: keys.length,
+          storedResponses: { ...stored, retentionDays: deps.config.storedResponsesDays },
         },
         points,
         online,

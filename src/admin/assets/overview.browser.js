@@ -1,6 +1,6 @@
 // Overview: requests and tokens per bucket, error rate, upstream latency and clients online, from
 // GET /admin/api/metrics/overview. Refreshes every 30 s.
-import { $, api, attempt, clear, fmtNumber, fmtShort, h } from "./common.js";
+import { $, api, attempt, clear, fmtBytes, fmtNumber, fmtShort, h } from "./common.js";
 import { bucketName, lineChart, withLiveOnline } from "./charts.js";
 
 let range = "1h";
@@ -15,6 +15,12 @@ function series(points, name, pick) {
   return { name, points: points.map((p) => ({ x: Date.parse(p.t), y: pick(p) })) };
 }
 
+/** What Gantry keeps for previous_response_id and GET /v1/responses/{id}, and for how long. */
+function storedCard(s) {
+  if (s.retentionDays === 0) return card("Stored responses", "off", "GANTRY_STORED_RESPONSES_DAYS=0");
+  return card("Stored responses", fmtNumber(s.responses), fmtBytes(s.bytes) + " · kept " + s.retentionDays + " days");
+}
+
 async function load() {
   const data = await attempt(() => api("GET", "/admin/api/metrics/overview?range=" + range));
   if (!data) return;
@@ -27,6 +33,7 @@ async function load() {
     card("Upstream latency", t.avgTtfbMs === null ? "—" : fmtNumber(t.avgTtfbMs) + " ms", "average time to first byte"),
     card("Clients online", fmtNumber(data.now.clientsOnline), "reported in the last 5 min"),
     card("In flight", fmtNumber(data.now.inFlight), data.now.activeKeys + " of " + data.now.keys + " keys enabled"),
+    storedCard(data.now.storedResponses),
   );
   // Counts are charted per bucket (whole numbers), and the title names the bucket: a 30-day chart of
   // "requests per minute" would read 0.01.

@@ -12,7 +12,8 @@ import { newId } from "./conversation";
 
 export class IdRewriter {
   private readonly ids = new Map<string, string>();
-  private pairs: Array<[string, string]> = [];
+  /** One pattern for every known id (quoted), rebuilt when one is learnt: one scan of an event's text, not one per id. */
+  private pattern: RegExp | null = null;
   responseId: string | null = null;
 
   constructor(
@@ -22,10 +23,10 @@ export class IdRewriter {
   ) {}
 
   private map(old: unknown, prefix: string): void {
-    if (typeof old !== "string" || old === "" || this.ids.has(old)) return;
+    if (typeof old !== "string" || old === "" || old.length > 200 || this.ids.has(JSON.stringify(old))) return;
     const fresh = newId(prefix);
-    this.ids.set(old, fresh);
-    this.pairs.push([JSON.stringify(old), JSON.stringify(fresh)]);
+    this.ids.set(JSON.stringify(old), JSON.stringify(fresh));
+    this.pattern = new RegExp([...this.ids.keys()].map(escapeRegExp).join("|"), "g");
     if (prefix === "resp" && this.responseId === null) this.responseId = fresh;
   }
 
@@ -45,10 +46,13 @@ export class IdRewriter {
     if (item && typeof item === "object" && typeof item.id === "string") this.map(item.id, this.itemPrefix(item.id));
   }
 
-  /** An event's JSON (or SSE) text with every known upstream id replaced, and the previous response named. */
-  apply(text: string): string {
-    let out = text;
-    for (const [old, fresh] of this.pairs) if (out.includes(old)) out = out.replaceAll(old, fresh);
+  /**
+   * An event's JSON text with every known upstream id replaced; `withResponse` (the event carries the response
+   * object): also `store` and `previous_response_id` as the caller must see them.
+   */
+  apply(text: string, withResponse = true): string {
+    let out = this.pattern ? text.replace(this.pattern, (m) => this.ids.get(m)!) : text;
+    if (!withResponse) return out;
     if (this.kept && out.includes('"store":false')) out = out.replaceAll('"store":false', '"store":true');
     if (this.previousId !== null && out.includes('"previous_response_id":null')) {
       out = out.replaceAll('"previous_response_id":null', `"previous_response_id":${JSON.stringify(this.previousId)}`);
@@ -66,4 +70,8 @@ export class IdRewriter {
     if (this.kept) (out as JsonObject).store = true;
     return out;
   }
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -3,8 +3,8 @@
  * get, and, when it is kept, the response stored once it ended (before the caller receives its last event, so a
  * follow-up request can name it at once).
  */
-import type { JsonObject, ResponseObject, ResponsesStreamEvent } from "../responses-types";
-import { createResponseCollector, type ResponseCollector } from "../stream/collect";
+import type { JsonObject, OutputItem, ResponseObject, ResponsesStreamEvent } from "../responses-types";
+import { TERMINAL_EVENT_TYPES } from "../responses-types";
 import type { Conversation } from "./conversation";
 import { IdRewriter } from "./id-rewriter";
 import type { StoredResponseRepository } from "./stored-response-repository";
@@ -17,9 +17,38 @@ export interface KeeperDeps {
   now: () => number;
 }
 
+/**
+ * The finished response from a stream, cheaply: the terminal event's response, with its output taken from the
+ * `output_item.done` events when the terminal one came with none (some upstreams send `output: []`). Deltas are not
+ * looked at: every finished item arrives whole in its `done` event.
+ */
+class FinishedResponse {
+  private items: OutputItem[] = [];
+  private final: JsonObject | null = null;
+
+  see(ev: ResponsesStreamEvent): void {
+    if (ev.type === "response.output_item.done" && ev.item && typeof ev.item === "object") {
+      const at = typeof ev.output_index === "number" && ev.output_index >= 0 && ev.output_index < 10_000 ? ev.output_index : this.items.length;
+      this.items[at] = ev.item as OutputItem;
+    } else if (TERMINAL_EVENT_TYPES.has(ev.type) && ev.response && typeof ev.response === "object") {
+      this.final ??= ev.response as JsonObject;
+    }
+  }
+
+  get ended(): boolean {
+    return this.final !== null;
+  }
+
+  result(): ResponseObject {
+    const final = this.final!;
+    const output = Array.isArray(final.output) && final.output.length > 0 ? final.output : this.items.filter(Boolean);
+    return { ...final, output } as unknown as ResponseObject;
+  }
+}
+
 export class ResponseKeeper {
   private readonly ids: IdRewriter;
-  private readonly collector: ResponseCollector | null;
+  private readonly collector: FinishedResponse | null;
 
   constructor(
     private readonly deps: KeeperDeps,
@@ -29,23 +58,23 @@ export class ResponseKeeper {
     private readonly keep: boolean,
   ) {
     this.ids = new IdRewriter(conversation.previousId, keep);
-    this.collector = keep ? createResponseCollector() : null;
+    this.collector = keep ? new FinishedResponse() : null;
   }
 
   /** Called with every event the caller is sent, in order. */
   see(ev: ResponsesStreamEvent): void {
     this.ids.learn(ev);
-    this.collector?.push(ev);
+    this.collector?.see(ev);
   }
 
-  /** An encoded event (or several) as the caller must see it: Gantry's ids. */
-  rewrite(text: string): string {
-    return this.ids.apply(text);
+  /** An event's JSON or SSE text as the caller must see it: Gantry's ids (`withResponse`: it carries the response). */
+  rewrite(text: string, withResponse = true): string {
+    return this.ids.apply(text, withResponse);
   }
 
   /** Stores the streamed response if it finished (completed or incomplete); resolves once it is committed. */
   async keepStreamed(): Promise<void> {
-    if (!this.collector || !this.collector.terminal) return;
+    if (!this.collector || !this.collector.ended) return;
     await this.store(this.collector.result());
   }
 

@@ -52,8 +52,7 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
     const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000);
     const toolNames = functionToolNames(upstreamRequest.tools);
     if (wantsStream) return streamToCaller(deps, call, source, toolNames, keeper?.keeper ?? null);
-    const collected = await collectUpstream(call, source, toolNames);
-    const response = keeper ? await keeper.keeper.finish(collected) : collected;
+    const response = await collectUpstream(call, source, toolNames, keeper ? (r) => keeper.keeper.finish(r) : undefined);
     return Response.json(response, { headers: call.headers() });
   } catch (err) {
     call.upstreamAbort.abort();
@@ -85,10 +84,11 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
     // text fits one `data:` line: upstream JSON spread over several data lines (joined with LF by the decoder)
     // would otherwise lose its framing, and a line break in the type could forge fields.
     const oneLine = rawData !== null && !rawData.includes("\n") && !/[\r\n]/.test(ev.type);
-    const text = oneLine ? `event: ${ev.type}\ndata: ${rawData}\n\n` : encodeEvent(ev);
-    if (!keeper) return text;
+    if (!keeper) return oneLine ? `event: ${ev.type}\ndata: ${rawData}\n\n` : encodeEvent(ev);
+    // Kept: Gantry's ids, replaced in the event's JSON text before it is framed.
     keeper.see(ev);
-    return keeper.rewrite(text);
+    const withResponse = ev.response !== undefined;
+    return oneLine ? `event: ${ev.type}\ndata: ${keeper.rewrite(rawData, withResponse)}\n\n` : keeper.rewrite(encodeEvent(ev), withResponse);
   };
 
   async function* body(): AsyncGenerator<string> {
@@ -120,9 +120,10 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
         errorCode = failure.code;
         status = mapStreamFailure(failure.code, failure.message).status;
       }
-      await call.finish(status, errorCode, source.usage);
-      // Kept before the caller gets the end of it: a follow-up naming this response finds it.
+      // Kept before the caller gets the end of it (a follow-up naming this response finds it), and before the
+      // ledger's commit, whose fsync covers both.
       if (keeper && !failure) await keeper.keepStreamed();
+      await call.finish(status, errorCode, source.usage);
       if (out) yield out;
     } catch (err) {
       if (call.upstreamAbort.signal.aborted) {

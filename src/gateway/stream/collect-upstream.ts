@@ -9,7 +9,13 @@ import { mapStreamFailure, upstreamStreamError } from "./failure";
 import type { ResponseObject } from "../responses-types";
 import { createResponsesStreamRewriter } from "./stream-rewrite";
 
-export async function collectUpstream(call: GatewayCall, source: UpstreamEventSource, toolNames: Set<string>): Promise<ResponseObject> {
+/** `keep`: what to do with a finished response before the call is settled (keeping it, with Gantry's ids). */
+export async function collectUpstream(
+  call: GatewayCall,
+  source: UpstreamEventSource,
+  toolNames: Set<string>,
+  keep?: (response: ResponseObject) => Promise<ResponseObject>,
+): Promise<ResponseObject> {
   const rewriter = createResponsesStreamRewriter({ toolNames });
   const collector = createResponseCollector();
   try {
@@ -27,6 +33,7 @@ export async function collectUpstream(call: GatewayCall, source: UpstreamEventSo
     await call.finish(err.status, err.code, source.usage);
     throw err;
   }
+  const response = keep ? await keep(collector.result()) : collector.result();
   await call.finish(200, null, source.usage);
-  return collector.result();
+  return response;
 }

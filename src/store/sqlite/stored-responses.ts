@@ -30,6 +30,19 @@ export class SqliteStoredResponses implements StoredResponseRepository {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertItem = this.db.query("INSERT OR IGNORE INTO stored_items (key_id, item_id, response_id, item) VALUES (?, ?, ?, ?)");
+    // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
+    // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
+    // the WAL is written in order. One fsync per batch of requests instead of two.
+    const relax = !this.db.inTransaction;
+    if (relax) this.db.exec("PRAGMA synchronous = NORMAL");
+    try {
+      this.commit(batch, insert, insertItem);
+    } finally {
+      if (relax) this.db.exec("PRAGMA synchronous = FULL");
+    }
+  }
+
+  private commit(batch: StoredResponse[], insert: ReturnType<Database["query"]>, insertItem: ReturnType<Database["query"]>): void {
     this.db.transaction(() => {
       for (const r of batch) {
         const response = JSON.stringify(r.response);
