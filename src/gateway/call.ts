@@ -167,7 +167,24 @@ export class GatewayCall {
         endedAt: this.startedAtMs + (endedAt - this.startedAt),
         upstreamTtfbMs: this.upstreamTtfbMs === null ? null : Math.round(this.upstreamTtfbMs),
       })
-      .catch((err) => this.deps.log.error("ledger write failed", { requestId: this.requestId, error: String(err) }));
+      .catch((err) => {
+        this.unrecorded = true;
+        this.deps.log.error("ledger write failed", { requestId: this.requestId, error: String(err) });
+      });
+  }
+
+  /**
+   * Set when the ledger could not record this call (the database went away at that moment): its answer is then not
+   * delivered as a success, since a reply the caller received whole is always billed.
+   */
+  unrecorded = false;
+
+  /** The error a caller gets instead of an answer whose usage could not be recorded. */
+  static readonly UNRECORDED = { code: "service_unavailable", message: "The request's usage could not be recorded, so its answer is withheld; try again." };
+
+  /** After finish(): throws the 503 when the usage could not be recorded. */
+  ensureRecorded(): void {
+    if (this.unrecorded) throw new AppError("service_unavailable", GatewayCall.UNRECORDED.message, { headers: { "retry-after": "1" } });
   }
 
   /** The reply for an error before any byte was sent; settles the call (committed before the reply leaves). */

@@ -104,6 +104,8 @@ function streamChunks(
         status = mapStreamFailure(failure.code, failure.message).status;
       }
       await call.finish(status, errorCode, source.usage);
+      // Not billed, not delivered: an error frame instead of the end of the answer.
+      if (call.unrecorded) out = encodeAll([{ error: { message: GatewayCall.UNRECORDED.message, type: "service_unavailable", code: GatewayCall.UNRECORDED.code, param: null } }]);
       yield out + SSE_DONE;
     } catch (err) {
       if (call.upstreamAbort.signal.aborted) {

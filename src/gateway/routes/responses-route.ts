@@ -124,6 +124,8 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
       // ledger's commit, whose fsync covers both.
       if (keeper && !failure) await keeper.keepStreamed();
       await call.finish(status, errorCode, source.usage);
+      // Not billed, not delivered: the caller gets a failure instead of the end of the answer.
+      if (call.unrecorded) out = encode(failedResponseEvent(source.snapshot, lastSequence + 1, GatewayCall.UNRECORDED.code, GatewayCall.UNRECORDED.message, call.startedAtMs), null);
       if (out) yield out;
     } catch (err) {
       if (call.upstreamAbort.signal.aborted) {

@@ -35,5 +35,6 @@ export async function collectUpstream(
   }
   const response = keep ? await keep(collector.result()) : collector.result();
   await call.finish(200, null, source.usage);
+  call.ensureRecorded();
   return response;
 }
