@@ -24,6 +24,7 @@ const PURE = [
   "src/gateway/translate/chat-to-responses.ts",
   "src/gateway/translate/responses-to-chat.ts",
   "src/gateway/translate/stream-to-chat.ts",
+  "src/gateway/translate/logprobs.ts",
   "src/gateway/translate/normalize.ts",
   "src/gateway/translate/request-checks.ts",
   "src/gateway/stream/sse/decode.ts",

@@ -132,9 +132,21 @@ export function buildResponseEvents(spec: ResponseEventSpec): ResponsesStreamEve
     });
     const at = { item_id: itemId, output_index: outputIndex, content_index: 0 };
     emit("response.content_part.added", { ...at, part: { type: "output_text", annotations: [], text: "" } });
-    for (const delta of splitIntoDeltas(spec.text, spec.deltas)) emit("response.output_text.delta", { ...at, delta, logprobs: [] });
-    emit("response.output_text.done", { ...at, text: spec.text, logprobs: [] });
-    const part = { type: "output_text" as const, annotations: [], text: spec.text };
+    // With include message.output_text.logprobs, one entry per delta (a delta stands for a token here).
+    const wantLogprobs = Array.isArray(spec.request?.include) && spec.request.include.includes("message.output_text.logprobs");
+    const topN = typeof spec.request?.top_logprobs === "number" ? spec.request.top_logprobs : 0;
+    const all: unknown[] = [];
+    const logprobsOf = (token: string) => {
+      if (!wantLogprobs) return [];
+      const bytes = [...new TextEncoder().encode(token)];
+      const alternatives = Array.from({ length: topN }, (_, i) => ({ token: i === 0 ? token : `${token}~${i}`, logprob: -0.01 * (i + 1), bytes: i === 0 ? bytes : [...new TextEncoder().encode(`${token}~${i}`)] }));
+      const entry = { token, logprob: -0.01, bytes, top_logprobs: alternatives };
+      all.push(entry);
+      return [entry];
+    };
+    for (const delta of splitIntoDeltas(spec.text, spec.deltas)) emit("response.output_text.delta", { ...at, delta, logprobs: logprobsOf(delta) });
+    emit("response.output_text.done", { ...at, text: spec.text, logprobs: all });
+    const part = { type: "output_text" as const, annotations: [], text: spec.text, ...(wantLogprobs ? { logprobs: all } : {}) };
     emit("response.content_part.done", { ...at, part });
     const item: MessageItem = { id: itemId, type: "message", status: doneStatus, content: [part], role: "assistant" };
     emit("response.output_item.done", { output_index: outputIndex, item });

@@ -12,6 +12,7 @@
 import type { JsonObject, ResponsesRequest } from "../responses-types";
 import { messagesToInput } from "./chat-messages-to-input";
 import { invalid, isObject } from "./request-checks";
+import { LOGPROBS_INCLUDE } from "./logprobs";
 
 /** Chat fields accepted but not forwarded, each with the reason (the README lists these). */
 export const DROPPED_CHAT_FIELDS: Readonly<Record<string, string>> = Object.freeze({
@@ -20,8 +21,6 @@ export const DROPPED_CHAT_FIELDS: Readonly<Record<string, string>> = Object.free
   presence_penalty: "the Responses API has no presence penalty",
   frequency_penalty: "the Responses API has no frequency penalty",
   logit_bias: "the Responses API has no logit bias",
-  logprobs: "not translated yet (the Responses equivalent: top_logprobs and include message.output_text.logprobs); choices[].logprobs is null",
-  top_logprobs: "not translated yet (the Responses equivalent: top_logprobs and include message.output_text.logprobs); choices[].logprobs is null",
   prediction: "the Responses API has no predicted outputs",
   store: "Responses `store` means server-side storage, which the upstream requires to be off",
   audio: "audio output settings; audio output itself (modalities: [\"audio\"]) is refused",
@@ -75,6 +74,16 @@ export function chatToResponses(body: unknown): ChatToResponsesResult {
   const maxTokens =
     positiveInteger(body.max_completion_tokens, "max_completion_tokens") ?? positiveInteger(body.max_tokens, "max_tokens");
   if (maxTokens !== undefined) request.max_output_tokens = maxTokens;
+
+  // logprobs: true asks the Responses API for them (include), top_logprobs says how many alternatives.
+  const logprobs = optionalBoolean(body.logprobs, "logprobs");
+  if (body.top_logprobs != null) {
+    const n = body.top_logprobs;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 20) invalid("`top_logprobs` must be an integer from 0 to 20.", "top_logprobs");
+    if (logprobs !== true) invalid("`logprobs` must be true when `top_logprobs` is set.", "logprobs");
+    request.top_logprobs = n;
+  }
+  if (logprobs === true) request.include = [LOGPROBS_INCLUDE];
 
   const text = textConfig(body);
   if (text !== undefined) request.text = text;

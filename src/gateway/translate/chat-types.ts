@@ -68,7 +68,7 @@ export interface ChatCompletion {
   choices: Array<{
     index: number;
     message: ChatCompletionMessage;
-    logprobs: null;
+    logprobs: ChatChoiceLogprobs | null;
     finish_reason: ChatFinishReason;
   }>;
   usage?: ChatUsage;
@@ -98,7 +98,7 @@ export interface ChatCompletionChunk {
   choices: Array<{
     index: number;
     delta: ChatChunkDelta;
-    logprobs: null;
+    logprobs: ChatChoiceLogprobs | null;
     finish_reason: ChatFinishReason | null;
   }>;
   /** Present only when the client asked for `stream_options.include_usage`: null except on the usage chunk. */
@@ -108,4 +108,10 @@ export interface ChatCompletionChunk {
 /** An in-band error frame; the openai SDK throws an APIError when a data line has an `error` key. */
 export interface ChatStreamError {
   error: { message: string; type: string; code: string; param: string | null };
+}
+
+/** `choices[].logprobs` when the caller asked for them (logprobs: true) and the upstream sent them. */
+export interface ChatChoiceLogprobs {
+  content: Array<{ token: string; logprob: number; bytes: number[] | null; top_logprobs: Array<{ token: string; logprob: number; bytes: number[] | null }> }>;
+  refusal: null;
 }

@@ -3,6 +3,7 @@
  * the upstream stream first (collect.ts), because the upstream's own terminal `output` can be empty.
  */
 
+import { chatLogprobs, type ChatLogprob } from "./logprobs";
 import { AppError } from "../../errors";
 import { mapStreamFailure } from "../stream/failure";
 import type { ResponseObject, ResponsesUsage } from "../responses-types";
@@ -27,6 +28,8 @@ export function responsesToChat(
   }
 
   const text: string[] = [];
+  // Present only when the upstream sent them (the caller asked with logprobs: true).
+  let logprobs: ChatLogprob[] | null = null;
   const refusals: string[] = [];
   const reasoning: string[] = [];
   const toolCalls: ChatToolCall[] = [];
@@ -36,7 +39,10 @@ export function responsesToChat(
     if (it === null || typeof it !== "object") continue;
     if (it.type === "message") {
       for (const part of Array.isArray(it.content) ? it.content : []) {
-        if (part?.type === "output_text" && typeof part.text === "string") text.push(part.text);
+        if (part?.type === "output_text" && typeof part.text === "string") {
+          text.push(part.text);
+          if (Array.isArray(part.logprobs) && part.logprobs.length > 0) (logprobs ??= []).push(...chatLogprobs(part.logprobs));
+        }
         else if (part?.type === "refusal" && typeof part.refusal === "string") refusals.push(part.refusal);
       }
     } else if (it.type === "function_call") {
@@ -65,7 +71,7 @@ export function responsesToChat(
     object: "chat.completion",
     created: opts.created,
     model: opts.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(response, toolCalls.length > 0) }],
+    choices: [{ index: 0, message, logprobs: logprobs ? { content: logprobs, refusal: null } : null, finish_reason: finishReason(response, toolCalls.length > 0) }],
   };
   const usage = usageToChat(response.usage);
   if (usage) completion.usage = usage;

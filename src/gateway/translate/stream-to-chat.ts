@@ -7,6 +7,7 @@
  * because a truncated reply reported as a clean `stop` is indistinguishable from a complete one.
  */
 
+import { chatLogprobs } from "./logprobs";
 import { streamErrorOf } from "../stream/upstream-events";
 import type { ResponsesStreamEvent } from "../responses-types";
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types";
@@ -190,8 +191,13 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
       case "response.created":
       case "response.in_progress":
         return open();
-      case "response.output_text.delta":
-        return textUpTo(`${oi}:${ci}:content`, delta, "content", false);
+      case "response.output_text.delta": {
+        const chunks = textUpTo(`${oi}:${ci}:content`, delta, "content", false);
+        const lp = Array.isArray(ev.logprobs) && ev.logprobs.length > 0 ? chatLogprobs(ev.logprobs) : null;
+        const last = chunks.at(-1) as ChatCompletionChunk | undefined;
+        if (lp && last?.choices?.[0]) last.choices[0].logprobs = { content: lp, refusal: null };
+        return chunks;
+      }
       case "response.output_text.done":
         return typeof ev.text === "string" ? textUpTo(`${oi}:${ci}:content`, ev.text, "content", true) : [];
       case "response.refusal.delta":
