@@ -21,6 +21,8 @@ import { keyRepositoryConformance } from "./key-repository.suite";
 import { metaRepositoryConformance } from "./meta-repository.suite";
 import { releaseRepositoryConformance } from "./release-repository.suite";
 import { usageLedgerConformance } from "./usage-ledger.suite";
+import { storedResponsesConformance } from "./stored-responses.suite";
+import { PostgresStoredResponses } from "../../src/store/postgres/stored-responses";
 
 const unavailable = postgresUnavailable();
 
@@ -42,6 +44,11 @@ if (unavailable) {
       },
     };
   }
+
+  storedResponsesConformance("PostgreSQL", async () => {
+    const p = await pair();
+    return { repo: new PostgresStoredResponses(p.mine), close: p.close };
+  });
 
   metaRepositoryConformance("PostgreSQL", async () => {
     const p = await pair();

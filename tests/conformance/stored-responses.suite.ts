@@ -1,0 +1,101 @@
+/**
+ * What every StoredResponseRepository must do, against the interface only: a response and its items per key,
+ * nothing of another key's, expiry, delete taking its items along, an item replayed with its id staying with the
+ * response that made it, responses that end together committed together, purge and stats.
+ */
+import { describe, expect, test } from "bun:test";
+import type { StoredResponse, StoredResponseRepository } from "../../src/gateway/responses/stored-response-repository";
+
+export interface StoredResponsesFixture {
+  repo: StoredResponseRepository;
+  close(): Promise<void> | void;
+}
+
+let n = 0;
+function response(keyId: string, over: Partial<StoredResponse> = {}): StoredResponse {
+  const id = `resp_${Date.now().toString(16)}${(++n).toString(16).padStart(8, "0")}`;
+  return {
+    id,
+    keyId,
+    previousId: null,
+    model: "gpt-test",
+    createdAt: 1_000,
+    expiresAt: 10_000,
+    response: { id, object: "response", status: "completed", output: [{ id: `msg_${id}`, type: "message", role: "assistant", content: [{ type: "output_text", text: "hi" }] }] },
+    inputItems: [{ id: `in_${id}`, type: "message", role: "user", content: [{ type: "input_text", text: "hello" }] }],
+    ...over,
+  };
+}
+
+export function storedResponsesConformance(backend: string, make: () => Promise<StoredResponsesFixture>): void {
+  describe(`StoredResponseRepository conformance: ${backend}`, () => {
+    test("a response and its items read back for their key only, until they expire", async () => {
+      const fx = await make();
+      try {
+        const r = response("k1", { previousId: "resp_before" });
+        await fx.repo.put(r);
+        expect(await fx.repo.get("k1", r.id, 2_000)).toEqual(r);
+        expect(await fx.repo.get("k2", r.id, 2_000)).toBeNull();
+        expect(await fx.repo.get("k1", r.id, 10_000)).toBeNull();
+        const items = await fx.repo.items("k1", [`msg_${r.id}`, `in_${r.id}`, "nope"], 2_000);
+        expect([...items.keys()].sort()).toEqual([`in_${r.id}`, `msg_${r.id}`].sort());
+        expect(items.get(`msg_${r.id}`)).toEqual((r.response.output as any)[0]);
+        expect((await fx.repo.items("k2", [`msg_${r.id}`], 2_000)).size).toBe(0);
+        expect((await fx.repo.items("k1", [`msg_${r.id}`], 10_000)).size).toBe(0);
+        expect((await fx.repo.items("k1", [], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("delete is per key and takes the response's items along", async () => {
+      const fx = await make();
+      try {
+        const r = response("k1");
+        await fx.repo.put(r);
+        expect(await fx.repo.delete("k2", r.id)).toBe(false);
+        expect(await fx.repo.delete("k1", r.id)).toBe(true);
+        expect(await fx.repo.delete("k1", r.id)).toBe(false);
+        expect(await fx.repo.get("k1", r.id, 2_000)).toBeNull();
+        expect((await fx.repo.items("k1", [`msg_${r.id}`], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("an item replayed with its id stays with the response that made it; puts that arrive together all land", async () => {
+      const fx = await make();
+      try {
+        const first = response("k1");
+        await fx.repo.put(first);
+        const replayed = (first.response.output as any)[0];
+        const rest = Array.from({ length: 20 }, () => response("k1", { inputItems: [replayed] }));
+        await Promise.all(rest.map((r) => fx.repo.put(r)));
+        for (const r of rest) expect((await fx.repo.get("k1", r.id, 2_000))?.inputItems).toEqual([replayed]);
+        await fx.repo.delete("k1", rest[0]!.id);
+        expect((await fx.repo.items("k1", [replayed.id], 2_000)).get(replayed.id)).toEqual(replayed);
+        expect((await fx.repo.stats()).responses).toBe(20);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("purge removes what expired and says how many; stats count what is left", async () => {
+      const fx = await make();
+      try {
+        await fx.repo.put(response("k1", { expiresAt: 5_000 }));
+        await fx.repo.put(response("k1", { expiresAt: 5_000 }));
+        const kept = response("k1", { expiresAt: 50_000 });
+        await fx.repo.put(kept);
+        const before = await fx.repo.stats();
+        expect(before.responses).toBe(3);
+        expect(before.bytes).toBeGreaterThan(0);
+        expect(await fx.repo.purgeExpired(6_000)).toBe(2);
+        expect((await fx.repo.stats()).responses).toBe(1);
+        expect(await fx.repo.get("k1", kept.id, 6_000)).not.toBeNull();
+      } finally {
+        await fx.close();
+      }
+    });
+  });
+}
