@@ -94,7 +94,7 @@ export function databasePathOf(config: Config): string {
 }
 
 /** The S3 mirror of the settings' bucket (GANTRY_S3_*), spooling uploads in the data dir. */
-export function s3MirrorOf(config: Config): S3Mirror {
+function s3MirrorOf(config: Config): S3Mirror {
   return new S3Mirror({
     bucket: config.s3Bucket,
     endpoint: config.s3Endpoint,

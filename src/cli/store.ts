@@ -4,10 +4,9 @@
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { databasePathOf, s3MirrorOf } from "../deps";
+import { databasePathOf, openMirror } from "../deps";
 import { FileSystemMirror } from "../store/files/fs-mirror";
 import { runningServerPid } from "../store/instance-lock";
-import { S3Mirror } from "../store/s3/s3-mirror";
 import { copyStore, type CopyReport } from "../store/copy/copy-store";
 import { PostgresSide } from "../store/postgres/copy-side";
 import { SqliteSide } from "../store/sqlite/copy-side";
@@ -79,9 +78,7 @@ runs there); point new servers at the target afterwards.`,
             source = new SqliteSide(path, false);
             target = await PostgresSide.open(to);
             if (config.s3Bucket) {
-              const bucket = s3MirrorOf(config);
-              await bucket.check();
-              mirrors = { from: new FileSystemMirror(join(config.dataDir, "mirror")), to: bucket };
+              mirrors = { from: new FileSystemMirror(join(config.dataDir, "mirror")), to: await openMirror(config) };
             } else {
               note = `no --s3-bucket: the asset files stay in ${resolve(config.dataDir, "mirror")}; every instance needs them in its own data dir`;
             }
@@ -91,10 +88,8 @@ runs there); point new servers at the target afterwards.`,
             refuseIfServed(to);
             source = await PostgresSide.open(config.databaseUrl);
             target = new SqliteSide(join(to, "gantry.db"), true);
-            const from = config.s3Bucket ? s3MirrorOf(config) : new FileSystemMirror(join(config.dataDir, "mirror"));
-            if (config.s3Bucket) await (from as S3Mirror).check();
             const sameDir = !config.s3Bucket && resolve(config.dataDir) === resolve(to);
-            if (!sameDir) mirrors = { from, to: new FileSystemMirror(join(to, "mirror")) };
+            if (!sameDir) mirrors = { from: await openMirror(config), to: new FileSystemMirror(join(to, "mirror")) };
           }
           const report = await copyStore(source, target, {
             force: values.force === true,

@@ -152,3 +152,20 @@ describe("retention", () => {
     expect(after.responses).toBeLessThan(before.responses);
   });
 });
+
+describe("GANTRY_STORED_RESPONSES_DAYS=0", () => {
+  test("nothing is kept: not retrievable, not continuable", async () => {
+    const off = await startGantry({ config: { upstreamUrl: upstream.url, storedResponsesDays: 0 } });
+    try {
+      const client = new OpenAI({ apiKey: await off.createKey(), baseURL: `${off.url}/v1`, maxRetries: 0 });
+      const made = await client.responses.create({ model: "gpt-test", input: "not kept" });
+      expect((made as { store?: boolean }).store).not.toBe(true);
+      expect(await client.responses.retrieve(made.id).catch((e) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+      const err = await client.responses.create({ model: "gpt-test", input: "x", previous_response_id: made.id }).catch((e) => e);
+      expect(err.code).toBe("previous_response_not_found");
+      expect((await off.deps.responses.stats()).responses).toBe(0);
+    } finally {
+      await off.stop();
+    }
+  });
+});

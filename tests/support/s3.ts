@@ -89,6 +89,15 @@ function killFromPidFile(path: string): void {
   }
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function start(): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), "gantry-ceph-"));
   for (const sub of ["mon", "osd", "run", "log", "rgw"]) mkdirSync(join(dir, sub));
@@ -111,16 +120,24 @@ async function start(): Promise<Running> {
     const osdUuid = crypto.randomUUID();
     run(["ceph", "-c", conf, "osd", "create", osdUuid, "0"], "ceph osd create");
     run(["ceph-osd", "-c", conf, "-i", "0", "--mkfs", "--osd-uuid", osdUuid], "ceph-osd --mkfs");
-    // Now and then the monitor refuses the OSD's first registration ("wrong fsid", about one start in eight);
-    // a second launch a moment later is accepted.
+    // The monitor must have committed osd.0 with this uuid before the OSD registers, or it may refuse it ("wrong
+    // fsid"): wait for the map to say so. Should it still refuse, the OSD is launched again once the refused
+    // process is gone.
+    const osdKnown = () => {
+      const map = JSON.parse(run(["ceph", "-c", conf, "osd", "dump", "-f", "json"], "ceph osd dump"));
+      return (map.osds ?? []).some((o: { osd: number; uuid: string }) => o.osd === 0 && o.uuid === osdUuid);
+    };
+    await pollUntil(osdKnown, Boolean, { timeoutMs: 30_000, stepMs: 100, what: "osd.0 in the monitor's map" });
+    const pidFile = join(dir, "run", "osd.0.pid");
     for (let attempt = 1; ; attempt++) {
       try {
         run(["ceph-osd", "-c", conf, "-i", "0"], "ceph-osd");
         break;
       } catch (err) {
         if (attempt >= 4) throw err;
-        killFromPidFile(join(dir, "run", "osd.0.pid"));
-        await Bun.sleep(500 * attempt);
+        const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0;
+        killFromPidFile(pidFile);
+        await pollUntil(() => pid === 0 || !isAlive(pid), Boolean, { timeoutMs: 10_000, stepMs: 50, what: "the refused ceph-osd gone" });
         console.warn(`ceph-osd refused (attempt ${attempt}), launching it again`);
       }
     }

@@ -74,20 +74,14 @@ export class ResponseKeeper {
 
   /** Stores the streamed response if it finished (completed or incomplete); resolves once it is committed. */
   async keepStreamed(): Promise<void> {
-    if (!this.collector || !this.collector.ended) return;
-    await this.store(this.collector.result());
+    if (this.collector?.ended) await this.finish(this.collector.result());
   }
 
-  /** A collected (non-streamed) response, rewritten; stored when kept. */
+  /** A finished response with Gantry's ids; stored (when kept, and completed or incomplete) before it is returned. */
   async finish(response: ResponseObject): Promise<ResponseObject> {
     const out = this.ids.applyToResponse(response as unknown as JsonObject) as unknown as ResponseObject;
     if (this.keep && (out.status === "completed" || out.status === "incomplete")) await this.save(out as unknown as JsonObject);
     return out;
-  }
-
-  private async store(response: ResponseObject): Promise<void> {
-    if (response.status !== "completed" && response.status !== "incomplete") return;
-    await this.save(this.ids.applyToResponse(response as unknown as JsonObject));
   }
 
   private async save(response: JsonObject): Promise<void> {

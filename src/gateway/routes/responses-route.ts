@@ -40,8 +40,7 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
     if (raw) return await relayRaw(deps, call, text);
 
     const keeper = await keeperFor(deps, call, body);
-    const { previous_response_id: _previous, ...rest } = body;
-    const wanted = (keeper ? { ...rest, input: keeper.input } : body) as ResponsesRequest;
+    const wanted = (keeper ? continued(body, keeper.input) : body) as ResponsesRequest;
     const { reply, sent: upstreamRequest } = await postResponses(
       deps,
       call.model,
@@ -73,6 +72,12 @@ async function keeperFor(deps: GatewayDeps, call: GatewayCall, body: JsonObject)
   const keyId = call.lease!.key.key.id;
   const conversation = await buildConversation(deps.responses, keyId, body, deps.now());
   return { keeper: new ResponseKeeper(deps, keyId, call.model, conversation, keep), input: conversation.input };
+}
+
+/** The request with the whole conversation as its input, and no `previous_response_id` (the upstream refuses it). */
+function continued(body: JsonObject, input: JsonObject[]): JsonObject {
+  const { previous_response_id: _previous, ...rest } = body;
+  return { ...rest, input };
 }
 
 function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEventSource, toolNames: Set<string>, keeper: ResponseKeeper | null): Response {

@@ -36,22 +36,18 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     const relax = !this.db.inTransaction;
     if (relax) this.db.exec("PRAGMA synchronous = NORMAL");
     try {
-      this.commit(batch, insert, insertItem);
+      this.db.transaction(() => {
+        for (const r of batch) {
+          const response = JSON.stringify(r.response);
+          const input = JSON.stringify(r.inputItems);
+          insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, input, response.length + input.length);
+          // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
+          for (const item of itemsOf(r)) insertItem.run(r.keyId, item.id as string, r.id, JSON.stringify(item));
+        }
+      })();
     } finally {
       if (relax) this.db.exec("PRAGMA synchronous = FULL");
     }
-  }
-
-  private commit(batch: StoredResponse[], insert: ReturnType<Database["query"]>, insertItem: ReturnType<Database["query"]>): void {
-    this.db.transaction(() => {
-      for (const r of batch) {
-        const response = JSON.stringify(r.response);
-        const input = JSON.stringify(r.inputItems);
-        insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, input, response.length + input.length);
-        // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
-        for (const item of itemsOf(r)) insertItem.run(r.keyId, item.id as string, r.id, JSON.stringify(item));
-      }
-    })();
   }
 
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
