@@ -134,7 +134,7 @@ async function start(): Promise<Running> {
         run(["ceph-osd", "-c", conf, "-i", "0"], "ceph-osd");
         break;
       } catch (err) {
-        if (attempt >= 4) throw err;
+        if (attempt >= 8) throw err;
         const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0;
         killFromPidFile(pidFile);
         await pollUntil(() => pid === 0 || !isAlive(pid), Boolean, { timeoutMs: 10_000, stepMs: 50, what: "the refused ceph-osd gone" });
