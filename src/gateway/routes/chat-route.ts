@@ -8,6 +8,7 @@ import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, requireModel } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
 import { IDLE, UpstreamEventSource } from "../stream/event-source";
+import { outputBoundFor } from "../stream/output-bound";
 import { mapStreamFailure, upstreamStreamError } from "../stream/failure";
 import { normalizeResponsesRequest } from "../translate/normalize";
 import { functionToolNames } from "../stream/tool-markup";
@@ -40,14 +41,11 @@ export async function handleChatCompletions(deps: GatewayDeps, request: Request)
     const maxTokens = maxTokensOf(body);
     await call.admit({ model: call.model, maxTokens: maxTokens.value, maxTokensParam: maxTokens.param, bodyBytes: bytes });
 
-    const { reply, sent: upstreamRequest } = await postResponses(
-      deps,
-      call.model,
-      call.boundOutput(normalizeResponsesRequest(translated.request, deps.normalizeOptions)),
-      call.upstreamAbort.signal,
-    );
+    const intended = call.boundOutput(normalizeResponsesRequest(translated.request, deps.normalizeOptions));
+    const posted = await postResponses(deps, call.model, intended, call.upstreamAbort.signal);
+    const { reply, sent: upstreamRequest } = posted;
     call.upstreamTtfbMs = reply.ttfbMs;
-    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000);
+    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted));
     const ctx = { id: chatId(), created: Math.floor(deps.now() / 1000), model: call.model };
     const toolNames = functionToolNames(upstreamRequest.tools);
     if (translated.stream) return streamChunks(call, source, toolNames, { ...ctx, includeUsage: translated.includeUsage });

@@ -8,6 +8,7 @@ import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
 import { IDLE, UpstreamEventSource } from "../stream/event-source";
+import { outputBoundFor } from "../stream/output-bound";
 import { failedResponseEvent, mapStreamFailure } from "../stream/failure";
 import { normalizeResponsesRequest } from "../translate/normalize";
 import { relayRaw } from "../stream/raw-relay";
@@ -41,14 +42,11 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
 
     const keeper = await keeperFor(deps, call, body);
     const wanted = (keeper ? continued(body, keeper.input) : body) as ResponsesRequest;
-    const { reply, sent: upstreamRequest } = await postResponses(
-      deps,
-      call.model,
-      call.boundOutput(normalizeResponsesRequest(wanted, deps.normalizeOptions)),
-      call.upstreamAbort.signal,
-    );
+    const intended = call.boundOutput(normalizeResponsesRequest(wanted, deps.normalizeOptions));
+    const posted = await postResponses(deps, call.model, intended, call.upstreamAbort.signal);
+    const { reply, sent: upstreamRequest } = posted;
     call.upstreamTtfbMs = reply.ttfbMs;
-    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000);
+    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted));
     const toolNames = functionToolNames(upstreamRequest.tools);
     if (wantsStream) return streamToCaller(deps, call, source, toolNames, keeper?.keeper ?? null);
     const response = await collectUpstream(call, source, toolNames, keeper ? (r) => keeper.keeper.finish(r) : undefined);

@@ -21,6 +21,8 @@ export interface ResponseCollector {
   /** The first response.completed / .incomplete / .failed seen; null while the stream is unfinished. */
   readonly terminal: ResponsesStreamEvent | null;
   result(): CollectedResponse;
+  /** The item at an output index as accumulated so far (status `incomplete` unless its `.done` arrived), or null. */
+  item(index: number): OutputItem | null;
 }
 
 /** Text of one content part (or summary part) as it streams: the `.done` text wins over the joined deltas. */
@@ -204,6 +206,10 @@ export function createResponseCollector(): ResponseCollector {
       return terminal;
     },
     result,
+    item: (index) => {
+      const acc = items.get(index);
+      return acc ? buildItem(acc) : null;
+    },
   };
 }
 

@@ -6,6 +6,7 @@
 import { createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
 import { streamErrorOf, usageOf } from "./upstream-events";
 import { STREAM_ENDED_EARLY } from "./failure";
+import type { OutputBound } from "./output-bound";
 import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
 
 export const IDLE = Symbol("idle");
@@ -27,6 +28,8 @@ export class UpstreamEventSource {
   constructor(
     private readonly body: ReadableStream<Uint8Array>,
     private readonly keepAliveMs: number,
+    /** Set when Gantry enforces the output bound itself (the upstream refused `max_output_tokens`). */
+    private readonly bound: OutputBound | null = null,
   ) {}
 
   /** Yields batches of events as they arrive, or IDLE after each silent keep-alive interval. Throws on transport errors and malformed events. */
@@ -106,6 +109,14 @@ export class UpstreamEventSource {
       if (this.terminal) break;
       const ev = parseStreamEvent(sse);
       if (ev === "done") continue;
+      if (this.bound) {
+        for (const passed of this.bound.pass(ev)) {
+          this.observe(passed);
+          // An event the bound cut or made has no upstream text of its own.
+          out.push({ sse: passed === ev ? sse : { event: passed.type, data: JSON.stringify(passed) }, ev: passed });
+        }
+        continue;
+      }
       this.observe(ev);
       out.push({ sse, ev });
     }

@@ -18,18 +18,23 @@ export interface PostedRequest {
   sent: ResponsesRequest;
   /** The parameters the caller set that the upstream did not get. */
   dropped: string[];
+  /** The JSON sent (its size estimates the input's tokens when the upstream reports none). */
+  sentJson: string;
 }
 
 export async function postResponses(deps: PostDeps, model: string, request: ResponsesRequest, signal: AbortSignal): Promise<PostedRequest> {
   const first = withoutParams(request, deps.quirks.droppedFor(model));
+  const firstJson = JSON.stringify(first.request);
   try {
-    return { reply: await deps.upstream.postResponses(JSON.stringify(first.request), signal), sent: first.request, dropped: first.dropped };
+    const reply = await deps.upstream.postResponses(firstJson, signal);
+    return { reply, sent: first.request, dropped: first.dropped, sentJson: firstJson };
   } catch (err) {
     const param = unsupportedParameter(err);
     if (param === null || !Object.hasOwn(first.request, param)) throw err;
     deps.quirks.learn(model, param);
     const second = withoutParams(first.request, [param]);
-    const reply = await deps.upstream.postResponses(JSON.stringify(second.request), signal);
-    return { reply, sent: second.request, dropped: [...first.dropped, ...second.dropped] };
+    const secondJson = JSON.stringify(second.request);
+    const reply = await deps.upstream.postResponses(secondJson, signal);
+    return { reply, sent: second.request, dropped: [...first.dropped, ...second.dropped], sentJson: secondJson };
   }
 }
