@@ -2,8 +2,10 @@
  * A key's usage per UTC day, for GET /admin/api/keys/:id/usage and `gantry keys usage`: one function, so the
  * CLI's --json is the admin API's answer. The window is the last N whole UTC days including today, as the
  * portal's 30-day view; `daily` holds only the days with requests (the CLI's table fills in the others).
+ * `storedResponses` is what the key keeps now (responses and their size), whatever the window.
  */
 import type { ApiKey, KeyRepository } from "../gateway/keys/key-repository";
+import type { StoredResponseRepository } from "../gateway/responses/stored-response-repository";
 import type { UsageLedger } from "../gateway/usage/ledger-repository";
 import { keyView } from "./key-input";
 
@@ -23,7 +25,12 @@ export function usageSince(now: number, days: number): number {
 }
 
 export async function keyUsageReport(
-  deps: { keys: Pick<KeyRepository, "usage">; ledger: Pick<UsageLedger, "flush" | "series">; now: () => number },
+  deps: {
+    keys: Pick<KeyRepository, "usage">;
+    ledger: Pick<UsageLedger, "flush" | "series">;
+    responses: Pick<StoredResponseRepository, "stats">;
+    now: () => number;
+  },
   key: ApiKey,
   days: number,
 ) {
@@ -33,5 +40,6 @@ export async function keyUsageReport(
   return {
     key: keyView(key, await deps.keys.usage(key.id), now),
     daily: await deps.ledger.series(usageSince(now, days), DAY_MS, key.id),
+    storedResponses: await deps.responses.stats(key.id),
   };
 }

@@ -6,6 +6,7 @@ import { Elysia } from "elysia";
 import { AppError } from "../errors";
 import type { KeyCache } from "../gateway/keys/key-cache";
 import { NO_USAGE, type KeyRepository } from "../gateway/keys/key-repository";
+import type { StoredResponseRepository } from "../gateway/responses/stored-response-repository";
 import type { UsageLedger } from "../gateway/usage/ledger-repository";
 import { readJsonObject } from "../http/body";
 import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "./key-input";
@@ -27,6 +28,8 @@ export interface KeysApiDeps {
   keys: KeyRepository;
   keyCache: Pick<KeyCache, "reload">;
   ledger: Pick<UsageLedger, "flush" | "series">;
+  /** For the usage report: what the key keeps. */
+  responses: Pick<StoredResponseRepository, "stats">;
   now: () => number;
 }
 

@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "../admin/key-input";
 import { DAY_MS, DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, keyUsageReport, usageDays, usageSince } from "../admin/key-usage";
 import { NO_USAGE, type ApiKey } from "../gateway/keys/key-repository";
+import { formatBytes } from "../site/releases/sync-progress";
 import type { Command, Group } from "./command";
 import { STORE_SETTINGS, UsageError, printJson, table, withStore } from "./common";
 
@@ -129,7 +130,13 @@ export function describeUsage(report: Awaited<ReturnType<typeof keyUsageReport>>
     table(rows, ["day", "requests", "errors", "input", "output", "cost"]),
     `Quota period: ${v.usage.requests} requests, ${v.usage.tokens} tokens, spent ${v.usage.spent}; ` +
       `remaining: tokens ${v.usage.remainingTokens ?? "unlimited"}, balance ${v.usage.remainingBalance ?? "unlimited"}`,
+    storedLine(report.storedResponses),
   ].join("\n");
+}
+
+/** What the key keeps now for previous_response_id and GET /v1/responses/{id}: not per day, so after the table. */
+function storedLine(s: Awaited<ReturnType<typeof keyUsageReport>>["storedResponses"]): string {
+  return `Stored responses: ${s.responses} response${s.responses === 1 ? "" : "s"}, ${formatBytes(s.bytes)}`;
 }
 
 type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
@@ -266,9 +273,10 @@ export const keysGroup: Group = {
     {
       name: "keys usage",
       args: `${ID} [--days N] [--json]`,
-      summary: "requests and tokens per day, and the remaining quota",
+      summary: "requests and tokens per day, the remaining quota, and the responses the key keeps",
       details: `--days N   how many UTC days, today included (1..${MAX_USAGE_DAYS}, default ${DEFAULT_USAGE_DAYS})
---json     the answer of GET /admin/api/keys/ID/usage?days=N: {"key": {...}, "daily": [...]}, days with requests only`,
+--json     the answer of GET /admin/api/keys/ID/usage?days=N: {"key": {...}, "daily": [...], "storedResponses": {...}},
+           days with requests only`,
       options: { days: { type: "string" }, ...JSON_OPTION },
       positionals: true,
       settings: STORE,

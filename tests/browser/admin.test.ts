@@ -118,6 +118,10 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     await row.locator("button", { hasText: "Usage" }).click();
     expect(await chartPoints(page, "#usage-chart-tokens")).toBeGreaterThan(0);
     expect(await page.locator("#usage-chart-tokens path.line").count()).toBe(2);
+    // The three calls were kept (store defaults to true): the key's stored responses, with their size.
+    const stored = page.locator("#usage-cards .card", { hasText: "Stored responses" });
+    await waitForText(stored.locator(".value"), /^3$/);
+    await waitForText(stored.locator(".sub"), /^\d+(\.\d)? (B|KiB)$/);
     await screenshot(page, "keys-desktop");
   }, TEST_TIMEOUT_MS);
 

@@ -1,7 +1,7 @@
 /**
  * What every StoredResponseRepository must do, against the interface only: a response and its items per key,
  * nothing of another key's, expiry, delete taking its items along, an item replayed with its id staying with the
- * response that made it, responses that end together committed together, purge and stats.
+ * response that made it, responses that end together committed together, purge and stats (in all and per key).
  */
 import { describe, expect, test } from "bun:test";
 import type { StoredResponse, StoredResponseRepository } from "../../src/gateway/responses/stored-response-repository";
@@ -93,6 +93,30 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
         expect(await fx.repo.purgeExpired(6_000)).toBe(2);
         expect((await fx.repo.stats()).responses).toBe(1);
         expect(await fx.repo.get("k1", kept.id, 6_000)).not.toBeNull();
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("stats of one key count its responses and their bytes only, until deleted or purged", async () => {
+      const fx = await make();
+      try {
+        const a1 = response("a");
+        const a2 = response("a", { expiresAt: 5_000, inputItems: [] });
+        const b = response("b", { response: { ...response("b").response, output_text: "x".repeat(5_000) } });
+        await Promise.all([a1, a2, b].map((r) => fx.repo.put(r)));
+        const size = (r: StoredResponse) => JSON.stringify(r.response).length + JSON.stringify(r.inputItems).length;
+        expect(await fx.repo.stats("a")).toEqual({ responses: 2, bytes: size(a1) + size(a2) });
+        expect(await fx.repo.stats("b")).toEqual({ responses: 1, bytes: size(b) });
+        expect(await fx.repo.stats("nobody")).toEqual({ responses: 0, bytes: 0 });
+        // The keys' figures add up to the total: each row is counted for its own key once.
+        expect(await fx.repo.stats()).toEqual({ responses: 3, bytes: size(a1) + size(a2) + size(b) });
+        // a2 expired at 5 000 and was counted above: like the total, what is kept counts until the purge removes it.
+        await fx.repo.purgeExpired(6_000);
+        expect(await fx.repo.stats("a")).toEqual({ responses: 1, bytes: size(a1) });
+        await fx.repo.delete("a", a1.id);
+        expect(await fx.repo.stats("a")).toEqual({ responses: 0, bytes: 0 });
+        expect(await fx.repo.stats("b")).toEqual({ responses: 1, bytes: size(b) });
       } finally {
         await fx.close();
       }

@@ -1,6 +1,6 @@
 // Keys: list with state, validity, limits and usage; create (secret shown once, with a copy button), edit
 // limits and model lists, disable/enable, delete; per-key usage over time. Uses /admin/api/keys.
-import { $, api, attempt, clear, confirmDialog, copyText, fmtDate, fmtLimit, fmtNumber, fmtShort, formValues, h, listOf, notify, td } from "./common.js";
+import { $, api, attempt, clear, confirmDialog, copyText, fmtBytes, fmtDate, fmtLimit, fmtNumber, fmtShort, formValues, h, listOf, notify, td } from "./common.js";
 import { lineChart } from "./charts.js";
 import { problemCollector, submitting, watchProblems } from "./form-errors.js";
 
@@ -225,6 +225,7 @@ async function showUsage(k) {
   panel.hidden = false;
   $("#usage-title").textContent = "Usage of “" + k.name + "”";
   const u = data.key.usage;
+  const kept = data.storedResponses;
   clear(
     $("#usage-cards"),
     [
@@ -232,7 +233,11 @@ async function showUsage(k) {
       ["Input tokens", fmtShort(u.inputTokens)],
       ["Output tokens", fmtShort(u.outputTokens)],
       ["Remaining quota", u.remainingTokens === null ? fmtLimit(null) : fmtShort(u.remainingTokens)],
-    ].map(([l, v]) => h("div", { class: "card" }, h("div", { class: "label" }, l), h("div", { class: "value" }, v))),
+      // What the key keeps now (not per day): its responses for previous_response_id and their size.
+      ["Stored responses", fmtNumber(kept.responses), fmtBytes(kept.bytes)],
+    ].map(([l, v, sub]) =>
+      h("div", { class: "card" }, h("div", { class: "label" }, l), h("div", { class: "value" }, v), sub ? h("div", { class: "sub" }, sub) : null),
+    ),
   );
   const days = fillDays(data.daily, Number(usageDays));
   lineChart(

@@ -26,6 +26,10 @@ export interface StoredResponse {
   inputItems: JsonObject[];
 }
 
+/**
+ * What is kept: every row until the hourly purge removes it, expired or not (an expired response still takes its
+ * space). `bytes` is the length of the JSON text kept (the response and its input items), as `put` measured it.
+ */
 export interface StoredResponseStats {
   responses: number;
   bytes: number;
@@ -41,7 +45,11 @@ export interface StoredResponseRepository {
   items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>>;
   /** Removes what expired before `now`; how many responses went. */
   purgeExpired(now: number): Promise<number>;
-  stats(): Promise<StoredResponseStats>;
+  /**
+   * What is kept in all, or for one key: the admin key page and `gantry keys usage` ask about one key at a time,
+   * so they read that key's rows only (an index on key_id), not every key's.
+   */
+  stats(keyId?: string): Promise<StoredResponseStats>;
 }
 
 /** The items of a stored response that can be referred to: its input items and its output, each with an id. */

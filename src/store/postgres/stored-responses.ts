@@ -52,8 +52,11 @@ export class PostgresStoredResponses implements StoredResponseRepository {
     return rows.length;
   }
 
-  async stats(): Promise<StoredResponseStats> {
-    const [row] = await this.sql`SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM stored_responses`;
+  async stats(keyId?: string): Promise<StoredResponseStats> {
+    const [row] =
+      keyId === undefined
+        ? await this.sql`SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM stored_responses`
+        : await this.sql`SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM stored_responses WHERE key_id = ${keyId}`;
     return { responses: num(row.n), bytes: num(row.b) };
   }
 }

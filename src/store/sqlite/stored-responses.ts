@@ -76,8 +76,12 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     return this.db.query("DELETE FROM stored_responses WHERE expires_at <= ?").run(now).changes;
   }
 
-  async stats(): Promise<StoredResponseStats> {
-    const row = this.db.query("SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM stored_responses").get() as { n: number; b: number };
+  async stats(keyId?: string): Promise<StoredResponseStats> {
+    const row = (
+      keyId === undefined
+        ? this.db.query("SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM stored_responses").get()
+        : this.db.query("SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM stored_responses WHERE key_id = ?").get(keyId)
+    ) as { n: number; b: number };
     return { responses: row.n, bytes: row.b };
   }
 }
