@@ -25,6 +25,8 @@ export interface KeeperDeps {
 class FinishedResponse {
   private items: OutputItem[] = [];
   private final: JsonObject | null = null;
+  /** The terminal event's JSON as the caller got it (Gantry's ids in it). */
+  finalJson: string | null = null;
 
   see(ev: ResponsesStreamEvent): void {
     if (ev.type === "response.output_item.done" && ev.item && typeof ev.item === "object") {
@@ -39,10 +41,15 @@ class FinishedResponse {
     return this.final !== null;
   }
 
+  /** The terminal response carries the output (the usual case): it is the response, as the caller got it. */
+  get whole(): boolean {
+    return Array.isArray(this.final?.output) && this.final.output.length > 0;
+  }
+
+  /** The response with the upstream's ids, its output from the items when the terminal event had none. */
   result(): ResponseObject {
     const final = this.final!;
-    const output = Array.isArray(final.output) && final.output.length > 0 ? final.output : this.items.filter(Boolean);
-    return { ...final, output } as unknown as ResponseObject;
+    return { ...final, output: this.whole ? final.output : this.items.filter(Boolean) } as unknown as ResponseObject;
   }
 }
 
@@ -67,21 +74,36 @@ export class ResponseKeeper {
     this.collector?.see(ev);
   }
 
-  /** An event's JSON or SSE text as the caller must see it: Gantry's ids (`withResponse`: it carries the response). */
-  rewrite(text: string, withResponse = true): string {
-    return this.ids.apply(text, withResponse);
+  /** An event's JSON text as the caller must see it: Gantry's ids, and what the response says of itself. */
+  rewrite(ev: ResponsesStreamEvent, json: string): string {
+    const out = this.ids.apply(json, ev.response !== undefined);
+    if (this.collector && this.collector.finalJson === null && TERMINAL_EVENT_TYPES.has(ev.type)) this.collector.finalJson = out;
+    return out;
   }
 
   /** Stores the streamed response if it finished (completed or incomplete); resolves once it is committed. */
   async keepStreamed(): Promise<void> {
-    if (this.collector?.ended) await this.finish(this.collector.result());
+    const finished = this.collector;
+    if (!finished?.ended) return;
+    // The terminal event the caller got already has Gantry's ids: parsing its text is the response, where
+    // rewriting the object again would serialise and parse it once more.
+    if (finished.whole && finished.finalJson !== null) {
+      const parsed = JSON.parse(finished.finalJson) as { response?: unknown };
+      if (parsed.response && typeof parsed.response === "object") return this.store(this.ids.stamp(parsed.response as JsonObject));
+    }
+    await this.finish(finished.result());
   }
 
   /** A finished response with Gantry's ids; stored (when kept, and completed or incomplete) before it is returned. */
   async finish(response: ResponseObject): Promise<ResponseObject> {
-    const out = this.ids.applyToResponse(response as unknown as JsonObject) as unknown as ResponseObject;
-    if (this.keep && (out.status === "completed" || out.status === "incomplete")) await this.save(out as unknown as JsonObject);
-    return out;
+    const out = this.ids.applyToResponse(response as unknown as JsonObject);
+    await this.store(out);
+    return out as unknown as ResponseObject;
+  }
+
+  /** Saves a response with Gantry's ids, when kept and finished (completed or incomplete). */
+  private async store(response: JsonObject): Promise<void> {
+    if (this.keep && (response.status === "completed" || response.status === "incomplete")) await this.save(response);
   }
 
   private async save(response: JsonObject): Promise<void> {

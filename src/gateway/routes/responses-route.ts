@@ -15,7 +15,7 @@ import { relayRaw } from "../stream/raw-relay";
 import type { JsonObject, ResponsesRequest, ResponsesStreamEvent } from "../responses-types";
 import { buildConversation } from "../responses/conversation";
 import { ResponseKeeper } from "../responses/response-keeper";
-import { SSE_KEEPALIVE, encodeEvent } from "../stream/sse/encode";
+import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../stream/sse/encode";
 import { createResponsesStreamRewriter } from "../stream/stream-rewrite";
 import { functionToolNames } from "../stream/tool-markup";
 
@@ -85,13 +85,12 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
     if (typeof ev.sequence_number === "number") lastSequence = ev.sequence_number;
     // An event the rewriter left alone is forwarded with its original JSON text, no re-serialisation, when that
     // text fits one `data:` line: upstream JSON spread over several data lines (joined with LF by the decoder)
-    // would otherwise lose its framing, and a line break in the type could forge fields.
-    const oneLine = rawData !== null && !rawData.includes("\n") && !/[\r\n]/.test(ev.type);
-    if (!keeper) return oneLine ? `event: ${ev.type}\ndata: ${rawData}\n\n` : encodeEvent(ev);
+    // would otherwise lose its framing.
+    const json = rawData !== null && !rawData.includes("\n") ? rawData : null;
+    if (!keeper) return json !== null ? frameEvent(ev.type, json) : encodeEvent(ev);
     // Kept: Gantry's ids, replaced in the event's JSON text before it is framed.
     keeper.see(ev);
-    const withResponse = ev.response !== undefined;
-    return oneLine ? `event: ${ev.type}\ndata: ${keeper.rewrite(rawData, withResponse)}\n\n` : keeper.rewrite(encodeEvent(ev), withResponse);
+    return frameEvent(ev.type, keeper.rewrite(ev, json ?? JSON.stringify(ev)));
   };
 
   async function* body(): AsyncGenerator<string> {

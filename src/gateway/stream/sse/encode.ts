@@ -13,9 +13,14 @@ const LINE_BREAKS = /[\r\n]/g;
 
 /** `event: <type>` + `data: <json>`, the framing OpenAI uses for Responses streams. */
 export function encodeEvent(ev: ResponsesStreamEvent): string {
+  return frameEvent(ev.type, JSON.stringify(ev));
+}
+
+/** The frame of an event whose JSON text is at hand (`json` must be one line: JSON.stringify's, or checked). */
+export function frameEvent(eventType: string, json: string): string {
   // The type is echoed from upstream into a raw line; a line break in it would forge extra fields.
-  const type = HAS_LINE_BREAK.test(ev.type) ? ev.type.replace(LINE_BREAKS, "") : ev.type;
-  return `event: ${type}\ndata: ${JSON.stringify(ev)}\n\n`;
+  const type = HAS_LINE_BREAK.test(eventType) ? eventType.replace(LINE_BREAKS, "") : eventType;
+  return `event: ${type}\ndata: ${json}\n\n`;
 }
 
 /** A data-only frame, as Chat Completions streams use. */
