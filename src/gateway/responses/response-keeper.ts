@@ -76,7 +76,7 @@ export class ResponseKeeper {
 
   /** An event's JSON text as the caller must see it: Gantry's ids, and what the response says of itself. */
   rewrite(ev: ResponsesStreamEvent, json: string): string {
-    const out = this.ids.apply(json, ev.response !== undefined);
+    const out = this.ids.applyToEvent(ev, json);
     if (this.collector && this.collector.finalJson === null && TERMINAL_EVENT_TYPES.has(ev.type)) this.collector.finalJson = out;
     return out;
   }
