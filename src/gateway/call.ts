@@ -190,8 +190,12 @@ export class GatewayCall {
   /** The reply for an error before any byte was sent; settles the call (committed before the reply leaves). */
   async fail(err: unknown): Promise<Response> {
     const appErr = isAppError(err) ? err : internalError(this.deps, err, this.requestId);
-    // A caller that went away is what ended the call (the upstream failing is only the consequence).
-    if (this.request.signal?.aborted) await this.finish(499, "client_closed");
+    // A caller that went away is what ended the call (the upstream failing is only the consequence). Nobody reads
+    // the reply, but its status is what the HTTP metrics count: 499 there too, as in the ledger.
+    if (this.request.signal?.aborted) {
+      await this.finish(499, "client_closed");
+      return new Response(null, { status: 499, headers: this.headers() });
+    }
     await this.finish(appErr.status, appErr.code);
     return errorResponse(appErr, this.headers(appErr.headers));
   }

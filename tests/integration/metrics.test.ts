@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { authed, startGantry, TEST_ADMIN_TOKEN, type Gantry } from "../support/harness";
+import { pollUntil } from "../support/poll";
 
 const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
@@ -133,6 +134,40 @@ describe("/metrics with GANTRY_METRICS_PUBLIC=true", () => {
     } finally {
       await a.stop();
       await b.stop();
+    }
+  });
+});
+
+describe("a caller that leaves before the upstream answered", () => {
+  test("is counted as 499 client_closed in /metrics and the ledger, not 502", async () => {
+    const upstream = await startFakeUpstream({ scenario: { kind: "hang-before-headers" } });
+    const g = await startGantry({ config: { upstreamUrl: upstream.url, upstreamFirstByteTimeoutMs: 60_000 } });
+    try {
+      const key = await g.createKey({ name: "abort-key" });
+      const id = (await g.deps.keys.get("abort-key"))!.id;
+      for (const [path, body] of [
+        ["/v1/responses", { model: "demo-mini", input: "hi", stream: true }],
+        ["/v1/chat/completions", { model: "demo-mini", messages: [{ role: "user", content: "hi" }] }],
+      ] as const) {
+        const controller = new AbortController();
+        const pending = fetch(`${g.url}${path}`, { ...authed(key, body), signal: controller.signal }).catch(() => null);
+        const opened = upstream.requests.length;
+        await pollUntil(() => upstream.open === 1 && upstream.requests.length >= opened, Boolean, { what: "the upstream request to be open" });
+        controller.abort();
+        expect(await pending).toBeNull();
+        await pollUntil(() => upstream.open === 0 && g.deps.limiter.inFlight(id) === 0, Boolean, { what: "the aborted call to be settled" });
+      }
+      const rows = await pollUntil(() => g.deps.ledger.recent(2, id), (r) => r.length === 2, { what: "two ledger rows" });
+      for (const row of rows.value) expect(row).toMatchObject({ status: 499, errorCode: "client_closed" });
+      const text = await scrape(g);
+      expect(sample(text, 'gantry_gateway_requests_total{endpoint="responses",status="499"}')).toBe(1);
+      expect(sample(text, 'gantry_gateway_requests_total{endpoint="chat.completions",status="499"}')).toBe(1);
+      expect(sample(text, 'gantry_gateway_requests_total{endpoint="responses",status="502"}')).toBeNull();
+      expect(sample(text, 'gantry_gateway_requests_total{endpoint="chat.completions",status="502"}')).toBeNull();
+      expect(text).not.toMatch(/gantry_http_requests_total\{route="\/v1\/(responses|chat\/completions)",method="POST",status="502"\}/);
+    } finally {
+      await g.stop();
+      await upstream.close();
     }
   });
 });
