@@ -1,7 +1,8 @@
 /**
  * The back office's HTML: sign-in and sign-out, and one page per section. Access is decided before routing
  * by http/access-guard.ts (a page needs a live session, a change its CSRF token); here the sign-in itself:
- * the token is checked in constant time, wrong tokens are throttled per client address, and success makes a
+ * the token is checked in constant time, wrong tokens are slowed per client address (the failing answer waits;
+ * a right token is never refused for someone else's failures), and success makes a
  * session whose random id goes into an HttpOnly, SameSite=Strict cookie (Secure over HTTPS).
  */
 import { Elysia } from "elysia";
@@ -48,20 +49,12 @@ export function adminPages(deps: AdminPagesDeps, web: WebState) {
         const form = new URLSearchParams(await readBodyText(request, 8192));
         const next = safeNext(form.get("next"));
         const address = clientAddress(request);
-        const waitMs = web.adminThrottle.retryAfterMs(address);
-        if (waitMs > 0) {
-          const seconds = Math.ceil(waitMs / 1000);
-          return htmlResponse(signInPage({ message: `Too many failed sign-ins from this address. Try again in ${seconds} s.`, next }), 429, {
-            "retry-after": String(seconds),
-          });
-        }
         const fingerprint = await deps.adminAuth.fingerprint();
         if (!fingerprint || !(await deps.adminAuth.verifyToken(form.get("token")))) {
-          web.adminThrottle.fail(address);
           deps.log.warn("admin sign-in failed", { address });
+          await web.adminThrottle.slowFailure(address);
           return htmlResponse(signInPage({ message: "That admin token is not valid.", next }), 401);
         }
-        web.adminThrottle.succeed(address);
         const { id } = await web.sessions.create(fingerprint);
         const secure = isHttpsRequest(request, deps.config);
         deps.log.info("admin signed in", { address });

@@ -9,9 +9,9 @@
  *   `/admin/sign-in` and `/admin/assets/*` are open (they hold no data).
  * - `/metrics`: the admin token or a session, unless GANTRY_METRICS_PUBLIC=true.
  *
- * Wrong admin tokens count against the client address (FailureThrottle); a locked-out address is refused
- * without its token being checked. Every admin, portal and docs reply, and the landing page (/), gets the
- * security headers.
+ * Wrong admin tokens count against the client address (FailureThrottle) and, past a few, their 401 is held
+ * back for a growing delay; a right token is never refused because of someone else's failures from the same
+ * address. Every admin, portal and docs reply, and the landing page (/), gets the security headers.
  */
 import { Elysia } from "elysia";
 import type { Config } from "../config";
@@ -74,19 +74,8 @@ export function accessGuard(deps: GuardDeps, web: WebState, record: RecordReques
 
   /** undefined = let the request through; a Response = refused. */
   const checkBearer = async (ctx: GuardContext, route: string, authorization: string): Promise<Response | undefined> => {
-    const address = clientAddress(ctx.request);
-    const waitMs = web.adminThrottle.retryAfterMs(address);
-    if (waitMs > 0) {
-      const seconds = Math.ceil(waitMs / 1000);
-      return refuse(ctx, route, "too_many_requests", `Too many wrong admin tokens from this address; try again in ${seconds} s.`, {
-        "retry-after": String(seconds),
-      });
-    }
-    if (await deps.adminAuth.verifyHeader(authorization)) {
-      web.adminThrottle.succeed(address);
-      return undefined;
-    }
-    web.adminThrottle.fail(address);
+    if (await deps.adminAuth.verifyHeader(authorization)) return undefined;
+    await web.adminThrottle.slowFailure(clientAddress(ctx.request));
     return refuse(ctx, route, "unauthorized", "The admin token is not valid.", { "www-authenticate": 'Bearer realm="gantry-admin"' });
   };
 

@@ -1,13 +1,18 @@
 /**
  * Slows down guessing: failures are counted per client address, and after a few free attempts each further
- * failure locks the address out for twice as long as the one before (1 s, 2 s, 4 s ... up to 15 min). While
- * locked out, a request is refused WITHOUT checking its credential, so even parallel guesses learn nothing.
- * A success clears the address; an hour without failures forgets it.
+ * failure waits twice as long as the one before (1 s, 2 s, 4 s ...). The admin credential and API keys use it
+ * by delaying the failing request's own answer (`slowFailure`, at most `MAX_FAILURE_DELAY_MS`): a right
+ * credential from the same address (a shared NAT, or a proxy without GANTRY_TRUSTED_PROXIES where every client
+ * has one address) is never refused because someone else failed. The portal instead refuses a locked-out
+ * address (`retryAfterMs`, up to 15 min) until it succeeds (`succeed`). An hour without failures forgets it.
  *
  * IPv6 clients are grouped by their /64 (one subscriber usually holds a whole /64, so per-address counting
  * would be free to evade).
  */
 import { parseIp } from "./ip-ranges";
+
+/** The longest a failing request's answer is held back by `slowFailure`. */
+export const MAX_FAILURE_DELAY_MS = 5000;
 
 export interface ThrottleOptions {
   freeFailures: number;
@@ -58,6 +63,16 @@ export class FailureThrottle {
     this.entries.delete(key);
     this.entries.set(key, entry);
     if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  /**
+   * Counts a failure of `address` and resolves when its answer may go out: after the address's current delay
+   * (0 for the first few failures), at most `MAX_FAILURE_DELAY_MS`. Nothing is refused: only failures wait.
+   */
+  async slowFailure(address: string): Promise<void> {
+    this.fail(address);
+    const waitMs = Math.min(MAX_FAILURE_DELAY_MS, this.retryAfterMs(address));
+    if (waitMs > 0) await Bun.sleep(waitMs);
   }
 
   succeed(address: string): void {
