@@ -18,7 +18,7 @@ interface SettingDef {
   flag: string;
   kind: Kind;
   default: unknown;
-  /** true: the whole value is a secret; "url": only the URL's password is (the host stays readable). */
+  /** true: the whole value is a secret; "url": only the URL's credentials are (the host stays readable). */
   secret?: boolean | "url";
   help: string;
   /** What the setting accepts, in words: a problem reads "<setting>: '<value>' is not <accepts>". */
@@ -160,9 +160,9 @@ function settingLabel(def: SettingDef, source: string): string {
   return source === "flag" ? `--${def.flag} (${def.env})` : `--${def.flag} (${def.env}, from ${source})`;
 }
 
-/** A value as the operator wrote it, quoted: 'abc', or the TOML value as JSON. */
+/** A value as the operator wrote it, quoted: 'abc', or the TOML value as JSON; credentials in a URL hidden. */
 function shown(raw: unknown): string {
-  return typeof raw === "string" ? `'${raw}'` : JSON.stringify(raw);
+  return typeof raw === "string" ? `'${redactUrlCredentials(raw)}'` : JSON.stringify(raw);
 }
 
 function clip(text: string): string {
@@ -212,7 +212,7 @@ function resolve(def: SettingDef, raw: unknown, source: string): { value?: unkno
   if (def.kind === "int" && !def.valid && !Number.isInteger(value)) return not("a whole number");
   if (def.validEntry) {
     const bad = (value as string[]).filter((e) => !def.validEntry!(e));
-    if (bad.length) return { problems: bad.map((e) => `${label}: '${e}' is not ${def.accepts}`) };
+    if (bad.length) return { problems: bad.map((e) => `${label}: ${shown(e)} is not ${def.accepts}`) };
   }
   if (def.schema && !Value.Check(def.schema, value)) {
     const at = Value.Errors(def.schema, value).First()?.path;
@@ -335,26 +335,32 @@ export function redact(secret: string): string {
   return `${secret.slice(0, 6)}…(${secret.length} chars)`;
 }
 
-/** A URL with its password (if any) replaced, so the host and user stay readable. */
-export function redactUrlPassword(url: string): string {
-  try {
-    const u = new URL(url);
-    if (!u.password) return url;
-    u.password = "***";
-    return u.toString();
-  } catch {
-    // Not a URL we can take apart: show nothing of it.
-    return redact(url);
-  }
+/**
+ * Credentials written into a URL (`https://user:pass@host`, `https://TOKEN@host`) anywhere in `text`, hidden:
+ * the whole user-info becomes `***`, so the scheme, host and path stay readable. A user name alone can be a
+ * token, so it goes too.
+ */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/gi, "$1***@");
 }
 
-/** The settings as an operator may see them, with every secret redacted. */
+/** A URL setting whose password is secret: its credentials hidden; a value that is no URL shows nothing. */
+export function redactUrlPassword(url: string): string {
+  if (!URL.canParse(url)) return redact(url);
+  return redactUrlCredentials(url);
+}
+
+/**
+ * The settings as an operator may see them, with every secret redacted, and credentials inside any URL
+ * (an upstream, public or API URL given as `http://user:pass@host`) hidden as well.
+ */
 export function describeConfig(config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const def of SETTINGS) {
     const v = config[def.key];
-    if (typeof v !== "string" || !def.secret) out[def.key] = v;
-    else out[def.key] = def.secret === "url" ? redactUrlPassword(v) : redact(v);
+    if (typeof v === "string") out[def.key] = !def.secret ? redactUrlCredentials(v) : def.secret === "url" ? redactUrlPassword(v) : redact(v);
+    else if (Array.isArray(v)) out[def.key] = v.map((e) => (typeof e === "string" ? redactUrlCredentials(e) : e));
+    else out[def.key] = v;
   }
   return out;
 }
