@@ -9,6 +9,9 @@
  *   `/admin/sign-in` and `/admin/assets/*` are open (they hold no data).
  * - `/metrics`: the admin token or a session, unless GANTRY_METRICS_PUBLIC=true.
  *
+ * Every spelling of a path is guarded like its canonical form (`canonicalPath`): `/metrics/`, `/METRICS`,
+ * `//metrics`, `/%6detrics` and `/metrics/.` are `/metrics`.
+ *
  * Wrong admin tokens count against the client address (FailureThrottle) and, past a few, their 401 is held
  * back for a growing delay; a right token is never refused because of someone else's failures from the same
  * address. Every admin, portal and docs reply, and the landing page (/), gets the security headers.
@@ -35,6 +38,26 @@ interface GuardContext {
 
 function under(path: string, prefix: string): boolean {
   return path === prefix || path.startsWith(prefix + "/");
+}
+
+/**
+ * The one form of a path the guard decides on, so that no other spelling of a guarded path slips past it while
+ * the router still serves it (the router ignores a trailing slash, for one): percent-encoded unreserved
+ * characters decoded (`/%6detrics`), lower case, runs of slashes as one, `.` and `..` segments resolved, no
+ * trailing slash. Encoded reserved characters (`%2F`) stay encoded: they never separate segments.
+ */
+export function canonicalPath(path: string): string {
+  const decoded = path.replace(/%([0-9a-f]{2})/gi, (escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9._~-]/.test(char) ? char : escape;
+  });
+  const segments: string[] = [];
+  for (const segment of decoded.toLowerCase().split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") segments.pop();
+    else segments.push(segment);
+  }
+  return "/" + segments.join("/");
 }
 
 /**
@@ -85,10 +108,10 @@ export function accessGuard(deps: GuardDeps, web: WebState, record: RecordReques
     ctx.set.headers["x-request-id"] = requestIdOf(ctx.request);
   };
 
-  const adminArea = async (ctx: GuardContext): Promise<Response | undefined> => {
+  const adminArea = async (ctx: GuardContext, raw: string): Promise<Response | undefined> => {
     const { path, request } = ctx;
     secureHeaders(ctx);
-    if (path === "/admin/sign-in" || path.startsWith("/admin/assets/")) return undefined;
+    if (raw === "/admin/sign-in" || (raw.startsWith("/admin/assets/") && path.startsWith("/admin/assets/"))) return undefined;
     const api = under(path, "/admin/api");
     const route = api ? "/admin/api/*" : "/admin/*";
     const authorization = request.headers.get("authorization");
@@ -119,9 +142,11 @@ export function accessGuard(deps: GuardDeps, web: WebState, record: RecordReques
     });
   };
 
-  // Destructured on purpose: see request-log.ts.
-  const guard = ({ request, path, set }: GuardContext): Promise<Response | undefined> | undefined => {
-    if (under(path, "/admin")) return adminArea({ request, path, set });
+  // Destructured on purpose: see request-log.ts. Areas are told apart by the canonical path; the open pages of
+  // the back office only by their exact spelling (what the router serves for any other spelling stays guarded).
+  const guard = ({ request, path: raw, set }: GuardContext): Promise<Response | undefined> | undefined => {
+    const path = canonicalPath(raw);
+    if (under(path, "/admin")) return adminArea({ request, path, set }, raw);
     if (path === "/" || under(path, "/portal") || under(path, "/docs")) return void secureHeaders({ request, path, set });
     if (path === "/metrics" && !deps.config.metricsPublic) return metrics({ request, path, set });
   };

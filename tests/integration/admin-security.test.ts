@@ -195,6 +195,60 @@ describe("HTTPS", () => {
   });
 });
 
+describe("every spelling of a guarded path is guarded like the path", () => {
+  let g: Gantry;
+  beforeAll(async () => {
+    g = await startGantry();
+  });
+  afterAll(() => g.stop());
+
+  /** Sent as written: a raw request line, so no client tidies the target first. */
+  const rawGet = (target: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const { hostname, port, host } = new URL(g.url);
+      const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+      let data = "";
+      Bun.connect({
+        hostname,
+        port: Number(port),
+        socket: {
+          open: (s) => void s.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`),
+          data: (_s, chunk) => void (data += chunk.toString()),
+          close: () => resolve({ status: Number(data.split(" ")[1]), text: data }),
+          error: (_s, err) => reject(err),
+        },
+      }).catch(reject);
+    });
+
+  const metricsSpellings = ["/metrics", "/metrics/", "/metrics/.", "/metrics/?x=1", "/metrics?x=1", "/Metrics", "/METRICS/", "//metrics", "/%6detrics", "/%6Detrics/", "/x/../metrics/"];
+  const adminSpellings = ["/admin/api/keys/", "//admin/api/keys", "/admin//api/keys", "/ADMIN/API/KEYS", "/%61dmin/api/keys", "/admin/%61pi/keys/.", "/admin/sign-in/../api/keys", "/admin/assets/%2e%2e/api/keys"];
+
+  test("/metrics without the token: 401 however it is spelled, and no figures", async () => {
+    for (const target of metricsSpellings) {
+      const res = await rawGet(target);
+      expect({ target, status: res.status }).toEqual({ target, status: 401 });
+      expect(res.text).not.toContain("gantry_");
+    }
+    // With the token the spellings the router serves still answer.
+    for (const target of ["/metrics/", "/metrics/?x=1"]) {
+      const res = await rawGet(target, { authorization: `Bearer ${TEST_ADMIN_TOKEN}` });
+      expect({ target, status: res.status }).toEqual({ target, status: 200 });
+    }
+  });
+
+  test("the admin API without the token: never its data, however it is spelled", async () => {
+    for (const target of adminSpellings) {
+      const res = await rawGet(target, { accept: "application/json" });
+      expect({ target, refused: res.status === 401 || res.status === 303 || res.status === 404 }).toEqual({ target, refused: true });
+      expect(res.text).not.toContain('"data"');
+    }
+    // A bearer token is checked on every spelling of the API: a wrong one is a 401, not a redirect to sign in.
+    for (const target of ["/admin/api/keys/", "/admin//api/keys", "/ADMIN/api/keys"]) {
+      expect((await rawGet(target, { authorization: "Bearer wrong" })).status).toBe(401);
+    }
+  });
+});
+
 describe("guessing the admin token is slowed per address, never locking the admin out", () => {
   let g: Gantry;
   let clock = Date.parse("2025-06-01T00:00:00Z");
