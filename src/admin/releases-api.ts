@@ -21,6 +21,7 @@ import type { ReleaseServices } from "../site/releases/release-services";
 import { AppError } from "../errors";
 import { checkAssetName, checkUpstreamUrl } from "../site/releases/release-catalog";
 import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
+import { configuredTokenFor } from "../site/releases/sync-github";
 import { MirrorWriteError } from "../site/downloads/mirror";
 
 const Meta = {
@@ -107,10 +108,12 @@ export function releasesApi(deps: ReleasesApiDeps) {
         const configured = deps.releases.configuredSync();
         const repo = body?.github ?? configured?.repo;
         if (!repo) throw new AppError("invalid_request", "No repository: pass 'github' (OWNER/REPO) or set GANTRY_SYNC_GITHUB.", { param: "github" });
+        const apiUrl = body?.apiUrl ?? configured?.apiUrl;
         return sync.run({
           repo,
-          apiUrl: body?.apiUrl ?? configured?.apiUrl,
-          token: body?.token ?? configured?.token,
+          apiUrl,
+          // The configured token goes to the configured API only, never to an address named in the request.
+          token: body?.token ?? (configured ? configuredTokenFor(body?.apiUrl, configured) : undefined),
           prereleases: body?.prereleases ?? configured?.prereleases ?? false,
         });
       },

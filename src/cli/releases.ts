@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import { checkVersion, parsePublishArgument } from "../site/releases/release-catalog";
 import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
 import { formatBytes, terminalProgress } from "../site/releases/sync-progress";
+import { configuredTokenFor } from "../site/releases/sync-github";
 import type { SyncReport } from "../site/releases/sync-service";
 import type { Group } from "./command";
 import { STORE_SETTINGS, UsageError, configFrom, printJson, table, withStore } from "./common";
@@ -21,7 +22,8 @@ Publishing to an existing version adds the files (a file of the same name is rep
 Platform, arch and file type are derived from each file name (change them with gantry releases classify).`;
 
 const SYNC_HELP = `Mirrors releases and their assets from GitHub Releases (or a compatible API), with a progress bar on a terminal.
---github defaults to GANTRY_SYNC_GITHUB, --api-url to GANTRY_SYNC_API_URL, --token to GANTRY_SYNC_TOKEN.`;
+--github defaults to GANTRY_SYNC_GITHUB, --api-url to GANTRY_SYNC_API_URL, --token to GANTRY_SYNC_TOKEN
+(GANTRY_SYNC_TOKEN only when --api-url is that API's origin).`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -133,7 +135,10 @@ export const releasesGroup: Group = {
             .run({
               repo,
               apiUrl: (values["api-url"] as string | undefined) ?? deps.config.syncApiUrl,
-              token: (values.token as string | undefined) ?? (deps.config.syncToken || undefined),
+              // GANTRY_SYNC_TOKEN goes to GANTRY_SYNC_API_URL only; --api-url elsewhere needs its own --token.
+              token:
+                (values.token as string | undefined) ??
+                configuredTokenFor(values["api-url"] as string | undefined, { apiUrl: deps.config.syncApiUrl, token: deps.config.syncToken || undefined }),
               prereleases: values.prereleases === true,
               progress,
             })

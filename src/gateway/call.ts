@@ -237,33 +237,5 @@ export function optionalBoolean(body: Record<string, unknown>, field: string): b
   return v;
 }
 
-/**
- * Deepest nesting a request body may have. Real requests stay far below it (a tool's JSON schema is a few
- * dozen levels at most), and a body nested without bound (`[[[[...` 100,000 deep parses fine) would overflow
- * the stack when serialised for the upstream: a 500 instead of a 400.
- */
-export const MAX_JSON_DEPTH = 128;
-
-/** Refuses a (valid) JSON text nested deeper than `max`; strings are skipped whole, so their brackets do not count. */
-export function checkJsonDepth(text: string, max = MAX_JSON_DEPTH): void {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) {
-      // Jump to the closing quote: the next `"` not escaped by an odd number of backslashes.
-      let j = i;
-      for (;;) {
-        j = text.indexOf('"', j + 1);
-        if (j < 0) return;
-        let k = j - 1;
-        while (text.charCodeAt(k) === 92) k--;
-        if ((j - 1 - k) % 2 === 0) break;
-      }
-      i = j;
-    } else if (c === 91 || c === 123) {
-      if (++depth > max) throw new AppError("invalid_request", `The request body is nested more than ${max} levels deep.`);
-    } else if (c === 93 || c === 125) {
-      depth--;
-    }
-  }
-}
+/** The nesting bound of request bodies lives with the body reader (http/body.ts), which admin routes share. */
+export { MAX_JSON_DEPTH, checkJsonDepth } from "../http/body";

@@ -223,6 +223,44 @@ describe("gantry releases sync (CLI)", () => {
   });
 });
 
+describe("the configured sync token goes to the configured API only", () => {
+  let configured: FakeGitHub;
+  let other: FakeGitHub;
+  let g: Gantry;
+  beforeAll(async () => {
+    configured = startFakeGitHub({ releases: remote().filter((r) => r.id === 10), token: TOKEN });
+    other = startFakeGitHub({ releases: remote().filter((r) => r.id === 10) });
+    g = await startGantry({ config: { syncGithub: "acme/app", syncApiUrl: configured.apiUrl, syncToken: TOKEN, syncIntervalMinutes: 0 } });
+  });
+  afterAll(async () => {
+    await g.stop();
+    await configured.stop();
+    await other.stop();
+  });
+  const sync = (body: Record<string, unknown>) => g.admin("/admin/api/releases/sync", { method: "POST", body: JSON.stringify(body) });
+
+  test("an admin naming another apiUrl gets no configured token; the configured API still does", async () => {
+    const elsewhere = await sync({ apiUrl: other.apiUrl });
+    expect(elsewhere.status).toBe(200);
+    expect(other.requests.length).toBeGreaterThan(0);
+    expect(other.requests.filter((r) => r.headers.authorization !== undefined)).toEqual([]);
+
+    // Its own token is the admin's to give.
+    other.clear();
+    await sync({ apiUrl: other.apiUrl, token: "ghp_the_admins_own" });
+    expect(other.requests.filter((r) => r.host === "api").every((r) => r.headers.authorization === "Bearer ghp_the_admins_own")).toBe(true);
+
+    // The configured API (as configured, or spelled with a trailing slash) gets the configured token.
+    for (const body of [{}, { apiUrl: `${configured.apiUrl}/` }]) {
+      configured.clear();
+      expect((await sync(body)).status).toBe(200);
+      const api = configured.requests.filter((r) => r.host === "api");
+      expect(api.length).toBeGreaterThan(0);
+      expect(api.every((r) => r.headers.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    }
+  });
+});
+
 describe("periodic sync inside the server", () => {
   let gh: FakeGitHub;
   let g: Gantry | null = null;

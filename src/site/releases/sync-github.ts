@@ -55,6 +55,9 @@ export type ListResult =
 /** Far more than any real project: a bound, so a misbehaving server cannot page us forever. */
 const MAX_PAGES = 100;
 
+/** GitHub's own API: the sync's default (`DEFAULT_GITHUB_API` in sync-service). */
+const DEFAULT_API_URL = "https://api.github.com";
+
 const REPO_RE = /^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/;
 
 export function isValidRepo(repo: string): boolean {
@@ -85,6 +88,21 @@ export function apiHeaders(): Record<string, string> {
     "x-github-api-version": "2022-11-28",
     "user-agent": "gantry-release-sync",
   };
+}
+
+/**
+ * The configured sync token (GANTRY_SYNC_TOKEN) for a sync against `apiUrl`: only when that is the configured API's
+ * origin (or not given, meaning the configured API). A sync an admin or a flag points at another API gets no
+ * configured token, so the token cannot be sent to a server of someone's choosing.
+ */
+export function configuredTokenFor(apiUrl: string | undefined, configured: { apiUrl?: string; token?: string }): string | undefined {
+  if (!configured.token) return undefined;
+  if (apiUrl === undefined) return configured.token;
+  try {
+    return new URL(apiUrl).origin === new URL(configured.apiUrl || DEFAULT_API_URL).origin ? configured.token : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function credentials(source: GitHubSource): { credentialHeaders?: Record<string, string>; credentialOrigin?: string } {
