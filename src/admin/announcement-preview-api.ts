@@ -8,7 +8,7 @@
 import { Elysia } from "elysia";
 import { t } from "elysia";
 import type { EngagementServices } from "../site/engagement-services";
-import { readJsonObject } from "../http/body";
+import { MAX_JSON_DEPTH, readJsonObject } from "../http/body";
 import { toAnnouncementView } from "../site/announcements/announcements";
 import { AnnouncementInput, announcementStatus, checkInput, resolveAnnouncement } from "../site/announcements/announcement-input";
 import type { Announcement, AnnouncementView, Surface } from "../site/types";
@@ -47,7 +47,7 @@ export function announcementPreviewApi(deps: AnnouncementPreviewDeps) {
   return new Elysia({ name: "admin-announcement-preview" }).post(
     "/admin/api/announcements/preview",
     async ({ request }) => {
-      const body = checkInput(PreviewBody, (await readJsonObject(request, 1024 * 1024)).body);
+      const body = checkInput(PreviewBody, (await readJsonObject(request, 1024 * 1024, { maxDepth: MAX_JSON_DEPTH })).body);
       const base = body.id === undefined ? null : await announcements.get(body.id);
       const now = deps.now();
       // A new item's dismissKey is generated on save; the preview shows a placeholder, not a key that will change.

@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import type { EngagementServices } from "../site/engagement-services";
-import { readBodyText, readJsonObject } from "../http/body";
+import { MAX_JSON_DEPTH, readBodyText, readJsonObject } from "../http/body";
 import { AnnouncementInput, ReshowInput, announcementAdminView, checkInput } from "../site/announcements/announcement-input";
 import type { StoredAnnouncement } from "../site/announcements/announcement-repository";
 import { AppError } from "../errors";
@@ -14,7 +14,7 @@ const MAX_ANNOUNCEMENT_BODY_BYTES = 1024 * 1024;
 
 /** Bodies are read and checked by us (see checkInput): unknown fields are refused, errors get the envelope. */
 async function announcementBody(request: Request): Promise<AnnouncementInput> {
-  return checkInput(AnnouncementInput, (await readJsonObject(request, MAX_ANNOUNCEMENT_BODY_BYTES)).body);
+  return checkInput(AnnouncementInput, (await readJsonObject(request, MAX_ANNOUNCEMENT_BODY_BYTES, { maxDepth: MAX_JSON_DEPTH })).body);
 }
 
 /** Re-show takes an optional body: none (or `{}`) asks for a generated key. */

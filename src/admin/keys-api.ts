@@ -8,7 +8,7 @@ import type { KeyCache } from "../gateway/keys/key-cache";
 import { NO_USAGE, type KeyRepository } from "../gateway/keys/key-repository";
 import type { StoredResponseRepository } from "../gateway/responses/stored-response-repository";
 import type { UsageLedger } from "../gateway/usage/ledger-repository";
-import { readJsonObject } from "../http/body";
+import { MAX_JSON_DEPTH, readJsonObject } from "../http/body";
 import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "./key-input";
 import { keyUsageReport, usageDays } from "./key-usage";
 
@@ -21,7 +21,7 @@ const MAX_KEY_BODY_BYTES = 512 * 1024;
  * unlimited key. checkKeyInput refuses them with a 400 that names the field.
  */
 async function keyBody(request: Request): Promise<KeyInput> {
-  return checkKeyInput((await readJsonObject(request, MAX_KEY_BODY_BYTES)).body);
+  return checkKeyInput((await readJsonObject(request, MAX_KEY_BODY_BYTES, { maxDepth: MAX_JSON_DEPTH })).body);
 }
 
 export interface KeysApiDeps {

@@ -23,6 +23,7 @@ import { checkAssetName, checkUpstreamUrl } from "../site/releases/release-catal
 import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
 import { configuredTokenFor } from "../site/releases/sync-github";
 import { MirrorWriteError } from "../site/downloads/mirror";
+import { boundedJsonParser } from "../http/body";
 
 const Meta = {
   notes: t.Optional(t.String({ maxLength: 100_000 })),
@@ -46,6 +47,12 @@ const ClassifyInput = t.Object(
   },
   { additionalProperties: false },
 );
+/**
+ * Every JSON body here is read by our parser (bounded, nesting checked) before Elysia validates it: 500 assets of
+ * the largest name and URL and the longest notes stay under 3 MiB.
+ */
+const parse = boundedJsonParser(4 * 1024 * 1024);
+
 const SyncInput = t.Object(
   {
     github: t.Optional(t.String({ maxLength: 201 })),
@@ -90,7 +97,7 @@ export function releasesApi(deps: ReleasesApiDeps) {
         set.status = 201;
         return view(release.version);
       },
-      { body: CreateInput },
+      { body: CreateInput, parse },
     )
     .get("/sync", async () => {
       const configured = deps.releases.configuredSync();
@@ -117,10 +124,10 @@ export function releasesApi(deps: ReleasesApiDeps) {
           prereleases: body?.prereleases ?? configured?.prereleases ?? false,
         });
       },
-      { body: t.Optional(SyncInput) },
+      { body: t.Optional(SyncInput), parse },
     )
     .get("/:version", ({ params }) => view(params.version))
-    .patch("/:version", async ({ params, body }) => releaseView(await catalog.update(params.version, body)), { body: UpdateInput })
+    .patch("/:version", async ({ params, body }) => releaseView(await catalog.update(params.version, body)), { body: UpdateInput, parse })
     .delete("/:version", async ({ params, set }) => {
       await catalog.delete(params.version);
       set.status = 204;
@@ -148,10 +155,11 @@ export function releasesApi(deps: ReleasesApiDeps) {
         set.status = 201;
         return assetView(asset);
       },
-      { body: UrlAsset },
+      { body: UrlAsset, parse },
     )
     .patch("/:version/assets/:asset", async ({ params, body }) => assetView(await catalog.classify(params.version, params.asset, body)), {
       body: ClassifyInput,
+      parse,
     })
     .delete("/:version/assets/:asset", async ({ params, set }) => {
       await catalog.deleteAsset(params.version, params.asset);
