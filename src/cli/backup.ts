@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import { databasePathOf } from "../deps";
 import { backupDatabaseFile, restoreDatabase } from "../store/sqlite/backup";
-import { runningServerPid } from "../store/instance-lock";
+import { DataDirInUseError, lockDataDir } from "../store/sqlite/instance-lock";
 import type { Command } from "./command";
 import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase } from "./common";
 
@@ -50,9 +50,20 @@ ${MIRROR_NOTE}`,
   settings: STORE_SETTINGS,
   run: ({ values, positionals }) => {
     const { file, dataDir, dbPath } = target(values, positionals);
-    const pid = runningServerPid(dataDir);
-    if (pid) throw new CommandError(`a gantry server (pid ${pid}) is using ${dataDir}: stop it before restoring`);
-    const kept = restoreDatabase(file, dbPath);
+    // Held until the restore is done: no server may start on the database while it is replaced.
+    let lock;
+    try {
+      lock = lockDataDir(dataDir);
+    } catch (err) {
+      if (err instanceof DataDirInUseError) throw new CommandError(`${err.message}: stop it before restoring`);
+      throw err;
+    }
+    let kept;
+    try {
+      kept = restoreDatabase(file, dbPath);
+    } finally {
+      lock.release();
+    }
     process.stdout.write(`restored ${file} to ${dbPath}${kept ? ` (the previous database is kept as ${kept})` : ""}\n`);
   },
 };

@@ -5,8 +5,8 @@ import { createDeps, type AppDeps } from "../deps";
 import { createLogger } from "../log";
 import { startServer, type RunningServer } from "../server";
 import type { Command } from "./command";
-import { configFrom, type ParsedArgs } from "./common";
-import { claimDataDir } from "../store/instance-lock";
+import { CommandError, configFrom, type ParsedArgs } from "./common";
+import { DataDirInUseError, lockDataDir } from "../store/sqlite/instance-lock";
 
 /** Every setting: the server reads them all. */
 export const SERVER_SETTINGS: readonly string[] = SETTINGS.map((s) => s.flag);
@@ -52,14 +52,25 @@ export function waitForSignals(running: RunningServer, deps: AppDeps, onStopped:
   });
 }
 
+/** This process's lock on the data dir, or a one-line refusal naming the server that holds it. */
+function claimDataDir(dataDir: string) {
+  try {
+    return lockDataDir(dataDir);
+  } catch (err) {
+    if (!(err instanceof DataDirInUseError)) throw err;
+    throw new CommandError(`${err.message}: stop it first, or give this server a data dir of its own (--data-dir)`);
+  }
+}
+
 /** Opens the data dir, starts the background services and the listener, and logs where it listens. */
 export async function boot(config: Config): Promise<{ deps: AppDeps; running: RunningServer }> {
   // serve has checked these with the other settings; the demo's settings come without the check.
   checkServerFiles(config);
+  // The data dir is taken before anything in it is opened: a second server must not even migrate the database.
+  const lock = claimDataDir(config.dataDir);
+  process.on("exit", () => lock.release());
   const log = createLogger(config.logLevel);
   const deps = await createDeps(config, { log });
-  const unclaim = claimDataDir(config.dataDir);
-  process.on("exit", unclaim);
   deps.releases.start();
   void deps.engagement.start();
   startPurgingResponses(deps.responses, deps.now, log);

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { databasePathOf, openMirror } from "../deps";
 import { FileSystemMirror } from "../store/files/fs-mirror";
-import { runningServerPid } from "../store/instance-lock";
+import { DataDirInUseError, lockDataDir, type DataDirLock } from "../store/sqlite/instance-lock";
 import { copyStore, type CopyReport } from "../store/copy/copy-store";
 import { PostgresSide } from "../store/postgres/copy-side";
 import { SqliteSide } from "../store/sqlite/copy-side";
@@ -16,9 +16,14 @@ import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase, print
 
 const isPostgresUrl = (s: string) => /^postgres(ql)?:\/\/\S+$/i.test(s);
 
-function refuseIfServed(dataDir: string): void {
-  const pid = runningServerPid(dataDir);
-  if (pid) throw new CommandError(`a gantry server (pid ${pid}) is using ${resolve(dataDir)}: stop it first, so nothing is written there that the copy would miss`);
+/** Takes the embedded side's data dir for the copy: refused while a server uses it, and no server starts meanwhile. */
+function takeDataDir(dataDir: string): DataDirLock {
+  try {
+    return lockDataDir(dataDir);
+  } catch (err) {
+    if (err instanceof DataDirInUseError) throw new CommandError(`${err.message}: stop it first, so nothing is written there that the copy would miss`);
+    throw err;
+  }
 }
 
 /** Human-readable bytes for the summary line. */
@@ -69,12 +74,13 @@ runs there); point new servers at the target afterwards.`,
         let target: SqliteSide | PostgresSide | null = null;
         let mirrors: { from: Mirror; to: Mirror } | undefined;
         let note: string | null = null;
+        let lock: DataDirLock | null = null;
         try {
           if (!config.databaseUrl) {
             if (!isPostgresUrl(to)) throw new UsageError("the source is the embedded store: --to must be a postgres:// URL (copy a data dir with gantry backup)");
             const path = databasePathOf(config);
             if (!existsSync(path)) throw noDatabase(config.dataDir);
-            refuseIfServed(config.dataDir);
+            lock = takeDataDir(config.dataDir);
             source = new SqliteSide(path, false);
             target = await PostgresSide.open(to);
             if (config.s3Bucket) {
@@ -85,7 +91,7 @@ runs there); point new servers at the target afterwards.`,
           } else {
             if (isPostgresUrl(to)) throw new UsageError("the source is PostgreSQL (--database-url): --to must be a data dir (copy between PostgreSQL databases with pg_dump)");
             if (/^[a-z][a-z0-9+.-]*:\/\//i.test(to)) throw new UsageError(`--to must be a postgres:// URL or a data dir, not ${to.split("://")[0]}://`);
-            refuseIfServed(to);
+            lock = takeDataDir(to);
             source = await PostgresSide.open(config.databaseUrl);
             target = new SqliteSide(join(to, "gantry.db"), true);
             const sameDir = !config.s3Bucket && resolve(config.dataDir) === resolve(to);
@@ -102,6 +108,7 @@ runs there); point new servers at the target afterwards.`,
         } finally {
           await source?.close();
           await target?.close();
+          lock?.release();
         }
       },
     },
