@@ -9,12 +9,23 @@ import { clientAddress } from "../http/client-address";
 import type { CallDeps } from "./gateway-deps";
 import { admit, authenticate, type AdmissionRequest, type Lease } from "./limits/admission";
 import type { CachedKey } from "./keys/key-cache";
-import { NO_TOKENS, tokenCounts } from "./usage/settle";
+import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "./usage/settle";
 import type { ResponsesUsage } from "./responses-types";
 
 const MAX_FAILURE_DELAY_MS = 5000;
 
 export type Endpoint = "responses" | "chat.completions" | "models" | "responses.stored";
+
+/** Estimates the tokens of a call from what went up and what came back, for a call cut before usage was reported. */
+export interface UsageMeter {
+  estimate(): TokenCounts;
+}
+
+/**
+ * Ends that are the caller's doing (it went away, or stopped reading): the upstream produced tokens until then, and
+ * they are charged, estimated when the upstream reported none. An upstream failure is not charged that way.
+ */
+const CUT_BY_CALLER = new Set(["client_closed", "caller_stalled"]);
 
 export class GatewayCall {
   readonly requestId: string;
@@ -25,6 +36,8 @@ export class GatewayCall {
   upstreamTtfbMs: number | null = null;
   private abort: AbortController | null = null;
   private finished = false;
+  /** Set by the routes once the upstream answered: what a cut call is charged is estimated from it. */
+  meter: UsageMeter | null = null;
 
   constructor(
     private readonly deps: CallDeps,
@@ -135,8 +148,24 @@ export class GatewayCall {
 
   private settled: Promise<void> = Promise.resolve();
 
+  /** The tokens a call is charged: the upstream's checked figures, else an estimate when it was cut by its caller. */
+  private tokensOf(errorCode: string | null, usage: ResponsesUsage | null): { tokens: TokenCounts; estimated: boolean } {
+    if (usage) {
+      const checked = checkedTokenCounts(usage);
+      if (checked) return { tokens: checked, estimated: false };
+      this.deps.log.warn("upstream usage refused (impossible figures): the request is charged an estimate", {
+        requestId: this.requestId,
+        usage: JSON.stringify(usage).slice(0, 300),
+      });
+    }
+    if (this.meter && (usage !== null || (errorCode !== null && CUT_BY_CALLER.has(errorCode)))) {
+      return { tokens: this.meter.estimate(), estimated: true };
+    }
+    return { tokens: NO_TOKENS, estimated: false };
+  }
+
   private record(status: number, errorCode: string | null, usage: ResponsesUsage | null): Promise<void> {
-    const tokens = usage ? tokenCounts(usage) : NO_TOKENS;
+    const { tokens, estimated } = this.tokensOf(errorCode, usage);
     const endedAt = performance.now();
     this.deps.metrics?.gatewayRequest(this.endpoint, status, errorCode, (endedAt - this.startedAt) / 1000, this.upstreamTtfbMs);
     this.deps.log.info("request", {
@@ -148,6 +177,7 @@ export class GatewayCall {
       durationMs: Math.round(endedAt - this.startedAt),
       inputTokens: tokens.inputTokens || undefined,
       outputTokens: tokens.outputTokens || undefined,
+      estimated: estimated || undefined,
       error: errorCode ?? undefined,
     });
     // Listing models spends no tokens: it is logged and counted, not written to the ledger.
@@ -166,6 +196,7 @@ export class GatewayCall {
         startedAt: this.startedAtMs,
         endedAt: this.startedAtMs + (endedAt - this.startedAt),
         upstreamTtfbMs: this.upstreamTtfbMs === null ? null : Math.round(this.upstreamTtfbMs),
+        estimated,
       })
       .catch((err) => {
         this.unrecorded = true;

@@ -15,7 +15,7 @@ function row(fields: Partial<LedgerEntry> = {}): LedgerEntry {
   return {
     ts: T0, requestId: `req_${++n}`, keyId: "key_a", model: "m", endpoint: "responses", status: 200, errorCode: null,
     inputTokens: 10, outputTokens: 5, reasoningTokens: 1, cachedTokens: 2, cost: 0.25, durationMs: 100, upstreamTtfbMs: 20,
-    ...fields,
+    estimated: false, ...fields,
   };
 }
 
@@ -31,7 +31,7 @@ export function usageLedgerConformance(backend: string, make: () => Promise<Usag
     test("a recorded row reads back whole, newest first, per key or all", async () => {
       const { ledger } = await open();
       const first = row({ ts: T0, keyId: "key_a" });
-      const second = row({ ts: T0 + 1, keyId: "key_b", status: 429, errorCode: "rate_limit_rpm", upstreamTtfbMs: null, inputTokens: 0, outputTokens: 0, cost: 0 });
+      const second = row({ ts: T0 + 1, keyId: "key_b", status: 499, errorCode: "client_closed", upstreamTtfbMs: null, inputTokens: 7, outputTokens: 3, cost: 0, estimated: true });
       await ledger.record(first);
       await ledger.record(second);
       expect(await ledger.recent(10)).toEqual([second, first]);

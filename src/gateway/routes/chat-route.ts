@@ -45,7 +45,8 @@ export async function handleChatCompletions(deps: GatewayDeps, request: Request)
     const posted = await postResponses(deps, call.model, intended, call.upstreamAbort.signal);
     const { reply, sent: upstreamRequest } = posted;
     call.upstreamTtfbMs = reply.ttfbMs;
-    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted));
+    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted), posted.sentJson);
+    call.meter = source;
     const ctx = { id: chatId(), created: Math.floor(deps.now() / 1000), model: call.model };
     const toolNames = functionToolNames(upstreamRequest.tools);
     if (translated.stream) return streamChunks(call, source, toolNames, { ...ctx, includeUsage: translated.includeUsage });
@@ -119,7 +120,9 @@ function streamChunks(
     } finally {
       // After the terminal event the source has already released the upstream body; aborting then only costs.
       if (!source.terminal) call.upstreamAbort.abort();
-      call.finish(status, errorCode, source.usage);
+      // Unsettled and still "200" here: the server abandoned the body at a yield, because the caller went away
+      // mid-stream. It is charged for what was produced until then (estimated when no usage came).
+      call.finish(status === 200 && errorCode === null ? 499 : status, errorCode ?? "client_closed", source.usage);
     }
   }
 

@@ -46,7 +46,8 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
     const posted = await postResponses(deps, call.model, intended, call.upstreamAbort.signal);
     const { reply, sent: upstreamRequest } = posted;
     call.upstreamTtfbMs = reply.ttfbMs;
-    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted));
+    const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted), posted.sentJson);
+    call.meter = source;
     const toolNames = functionToolNames(upstreamRequest.tools);
     if (wantsStream) return streamToCaller(deps, call, source, toolNames, keeper?.keeper ?? null);
     const response = await collectUpstream(call, source, toolNames, keeper ? (r) => keeper.keeper.finish(r) : undefined);
@@ -144,7 +145,9 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
     } finally {
       // After the terminal event the source has already released the upstream body; aborting then only costs.
       if (!source.terminal) call.upstreamAbort.abort();
-      call.finish(status, errorCode, source.usage);
+      // Unsettled and still "200" here: the server abandoned the body at a yield, because the caller went away
+      // mid-stream. It is charged for what was produced until then (estimated when no usage came).
+      call.finish(status === 200 && errorCode === null ? 499 : status, errorCode ?? "client_closed", source.usage);
     }
   }
 

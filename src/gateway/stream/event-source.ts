@@ -7,6 +7,11 @@ import { createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode"
 import { streamErrorOf, usageOf } from "./upstream-events";
 import { STREAM_ENDED_EARLY } from "./failure";
 import type { OutputBound } from "./output-bound";
+import type { UsageMeter } from "../call";
+import type { TokenCounts } from "../usage/settle";
+
+/** About four UTF-8 bytes a token: the estimate quotas reserve with, and what a cut request is charged. */
+const BYTES_PER_TOKEN = 4;
 import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
 
 export const IDLE = Symbol("idle");
@@ -16,7 +21,7 @@ export interface UpstreamEvent {
   ev: ResponsesStreamEvent;
 }
 
-export class UpstreamEventSource {
+export class UpstreamEventSource implements UsageMeter {
   terminal: ResponsesStreamEvent | null = null;
   usage: ResponsesUsage | null = null;
   /** The first in-band failure (`error` event or `response.failed`). */
@@ -24,13 +29,23 @@ export class UpstreamEventSource {
   /** The latest response snapshot (from created / in_progress / terminal), for building a failure event. */
   snapshot: ResponseObject | null = null;
   lastSequence = -1;
+  /** UTF-8 bytes of the deltas read so far (text, reasoning, tool arguments): the output an estimate counts. */
+  private outputBytes = 0;
 
   constructor(
     private readonly body: ReadableStream<Uint8Array>,
     private readonly keepAliveMs: number,
     /** Set when Gantry enforces the output bound itself (the upstream refused `max_output_tokens`). */
     private readonly bound: OutputBound | null = null,
+    /** The request as sent upstream (its size estimates the input when the upstream reports no usage). */
+    private readonly sentJson = "",
   ) {}
+
+  /** The tokens produced so far, estimated: for a call cut before the upstream reported its usage. */
+  estimate(): TokenCounts {
+    const inputTokens = Math.ceil(Buffer.byteLength(this.sentJson) / BYTES_PER_TOKEN);
+    return { inputTokens, outputTokens: Math.ceil(this.outputBytes / BYTES_PER_TOKEN), reasoningTokens: 0, cachedTokens: 0 };
+  }
 
   /** Yields batches of events as they arrive, or IDLE after each silent keep-alive interval. Throws on transport errors and malformed events. */
   async *read(): AsyncGenerator<UpstreamEvent[] | typeof IDLE> {
@@ -125,6 +140,7 @@ export class UpstreamEventSource {
 
   private observe(ev: ResponsesStreamEvent): void {
     if (typeof ev.sequence_number === "number") this.lastSequence = ev.sequence_number;
+    if (typeof ev.delta === "string") this.outputBytes += Buffer.byteLength(ev.delta);
     if (ev.response && typeof ev.response === "object") this.snapshot = ev.response as ResponseObject;
     if (TERMINAL_EVENT_TYPES.has(ev.type)) {
       this.terminal = ev;

@@ -27,6 +27,25 @@ export function tokenCounts(u: ResponsesUsage | null | undefined): TokenCounts {
   };
 }
 
+/** More than any one request can use: figures above it are an upstream's error, not usage. */
+export const MAX_REPORTED_TOKENS = 100_000_000;
+
+function isCount(v: unknown): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= MAX_REPORTED_TOKENS;
+}
+
+/**
+ * The upstream's usage figures, checked: each a whole number from 0 to MAX_REPORTED_TOKENS (absent ones count 0),
+ * cached within input and reasoning within output. null when they are not: a negative count would credit the key,
+ * an absurd one drain it, so neither is taken (the caller then settles on an estimate).
+ */
+export function checkedTokenCounts(u: ResponsesUsage): TokenCounts | null {
+  const counts = tokenCounts(u);
+  if (!isCount(counts.inputTokens) || !isCount(counts.outputTokens) || !isCount(counts.reasoningTokens) || !isCount(counts.cachedTokens)) return null;
+  if (counts.cachedTokens > counts.inputTokens || counts.reasoningTokens > counts.outputTokens) return null;
+  return counts;
+}
+
 /** Prices by exact model id first, then by the first glob that matches, as configured. */
 export function createPriceLookup(prices: Record<string, Prices>): (model: string) => Prices | null {
   const entries = Object.entries(prices).map(([pattern, p]) => ({ matches: compileModelList([pattern]), p }));
@@ -51,6 +70,8 @@ export interface RequestOutcome {
   startedAt: number;
   endedAt: number;
   upstreamTtfbMs: number | null;
+  /** `tokens` are Gantry's estimate (the request was cut before the upstream reported usage). */
+  estimated?: boolean;
 }
 
 export interface Settler {
@@ -86,6 +107,7 @@ export function createSettler(deps: {
         cost,
         durationMs: Math.max(0, Math.round(o.endedAt - o.startedAt)),
         upstreamTtfbMs: o.upstreamTtfbMs,
+        estimated: o.estimated === true,
       });
     },
   };

@@ -28,6 +28,7 @@ function toRow(e: LedgerEntry) {
     reasoning_tokens: e.reasoningTokens,
     cached_tokens: e.cachedTokens,
     cost_micros: Math.round(e.cost * MICROS),
+    estimated: e.estimated === true,
     duration_ms: Math.round(e.durationMs),
     upstream_ttfb_ms: e.upstreamTtfbMs === null ? null : Math.round(e.upstreamTtfbMs),
   };
@@ -141,6 +142,7 @@ export class PostgresUsageLedger implements UsageLedger {
       cost: num(r.cost_micros) / MICROS,
       durationMs: num(r.duration_ms),
       upstreamTtfbMs: numOrNull(r.upstream_ttfb_ms),
+      estimated: r.estimated === true,
     }));
   }
 }

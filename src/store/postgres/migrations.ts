@@ -214,6 +214,11 @@ const V3 = `
   CREATE INDEX stored_responses_key ON stored_responses (key_id, bytes);
 `;
 
+/** 4: a ledger row says whether its tokens are estimated (as SQLite's migration 9). */
+const V4 = `
+  ALTER TABLE usage_ledger ADD COLUMN estimated BOOLEAN NOT NULL DEFAULT false;
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
 export const SCHEMA_VERSION = MIGRATIONS.length;

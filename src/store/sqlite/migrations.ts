@@ -10,7 +10,8 @@ import m005 from "./migrations/005-heartbeat-journal";
 import m006 from "./migrations/006-announcements-generation";
 import m007 from "./migrations/007-stored-responses";
 import m008 from "./migrations/008-stored-responses-by-key";
+import m009 from "./migrations/009-ledger-estimated";
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
