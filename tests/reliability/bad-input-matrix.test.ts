@@ -284,6 +284,23 @@ describe("bodies", () => {
     );
   });
 
+  /** Malformed `input` the gateway refuses itself (400 invalid_request naming where), with the param it names. */
+  const MALFORMED_INPUT: Array<[unknown, string]> = [
+    [5, "input"],
+    [{ role: "user" }, "input"],
+    [[null], "input[0]"],
+    [[1, 2, 3], "input[0]"],
+    [["hello"], "input[0]"],
+    [[{ type: "message", role: "user", content: "ok" }, null], "input[1]"],
+    [[{ content: "no type" }], "input[0].type"],
+    [[{ type: 5 }], "input[0].type"],
+    [[{ type: "message", role: 5, content: "x" }], "input[0].role"],
+    [[{ type: "message", role: "wizard", content: "x" }], "input[0].role"],
+    [[{ type: "message", role: "user", content: 5 }], "input[0].content"],
+    [[{ role: "user", content: [null] }], "input[0].content[0]"],
+    [[{ role: "user", content: [{ type: "input_text", text: 5 }] }], "input[0].content[0].text"],
+  ];
+
   /** Fields the gateway itself checks (it needs them for admission): refused by the gateway. */
   const RESPONSES_WRONG: unknown[] = [
     {},
@@ -297,17 +314,13 @@ describe("bodies", () => {
     { model: "gpt-5.4-mini", input: "x", max_output_tokens: -1 },
     { model: "gpt-5.4-mini", input: "x", max_output_tokens: 0 },
     { model: "gpt-5.4-mini", input: "x", max_output_tokens: 1.5 },
+    ...MALFORMED_INPUT.map(([input]) => ({ model: "gpt-5.4-mini", input })),
   ];
   /**
    * Fields the gateway passes on (the Responses API grows; the upstream is the judge of its own schema): the
    * gateway must survive normalising them, and pass the upstream's refusal on as a 4xx with the envelope.
    */
   const RESPONSES_PASSED_ON: unknown[] = [
-    { model: "gpt-5.4-mini", input: 5 },
-    { model: "gpt-5.4-mini", input: { role: "user" } },
-    { model: "gpt-5.4-mini", input: [1, 2, 3] },
-    { model: "gpt-5.4-mini", input: [{ type: "message", role: "user", content: 5 }] },
-    { model: "gpt-5.4-mini", input: [null] },
     { model: "gpt-5.4-mini", input: "x", tools: "x" },
     { model: "gpt-5.4-mini", input: "x", tools: [1] },
     { model: "gpt-5.4-mini", input: "x", tools: [{ type: "function" }] },
@@ -370,6 +383,27 @@ describe("bodies", () => {
       async ({ path, body, headers }) =>
         problem(await send(path, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }), is4xx),
       (c) => `POST ${c.path} ${JSON.stringify(c.body).slice(0, 80)}`,
+    );
+    expect(upstream.requests.length).toBe(sentBefore);
+  });
+
+  test("malformed input items (input: [null], non-objects, bad types, roles and content): 400 invalid_request naming where, on both modes, nothing sent upstream", async () => {
+    const sentBefore = upstream.requests.length;
+    const cases = ["/v1/responses", "/responses"].flatMap((path) => [true, false].flatMap((stream) => MALFORMED_INPUT.map(([input, param]) => ({ path, stream, input, param }))));
+    await matrix(
+      cases,
+      async ({ path, stream, input, param }) => {
+        const reply = await send(path, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "gpt-5.4-mini", input, stream }),
+        });
+        const p = problem(reply, oneOf(400));
+        if (p) return p;
+        const e = JSON.parse(reply.body).error;
+        return e.code === "invalid_request" && e.param === param ? null : `code ${e.code}, param ${e.param} (wanted ${param})`;
+      },
+      (c) => `POST ${c.path} stream:${c.stream} ${JSON.stringify(c.input).slice(0, 60)}`,
     );
     expect(upstream.requests.length).toBe(sentBefore);
   });

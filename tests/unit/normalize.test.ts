@@ -98,18 +98,76 @@ describe("input", () => {
     expect(out[1].content).toEqual([{ type: "output_text", text: "4", annotations: [] }, refusal, { type: "output_text", text: "5" }]);
   });
 
-  test("a message with an unknown role is left alone", () => {
+  test("a message with an unknown role is refused, naming the item's role", () => {
     const item = { role: "tool", content: [{ type: "text", text: "x" }] };
-    expect(inputOf(norm({ model: "m", input: [item] }))).toEqual([item]);
+    expect(() => norm({ model: "m", input: [item] })).toThrow(AppError);
+    try {
+      norm({ model: "m", input: [{ type: "message", role: "user", content: "ok" }, item] });
+    } catch (err) {
+      expect(err).toMatchObject({ status: 400, code: "invalid_request", param: "input[1].role" });
+    }
   });
 
-  test("a role named like an Object.prototype member is an unknown role, not a text type (property-test regression)", () => {
+  test("a role named like an Object.prototype member is an unknown role, refused (property-test regression)", () => {
     // Found by tests/property/normalize: TEXT_TYPE_OF_ROLE["hasOwnProperty"] used to be a function, and the
     // content was rewritten into parts whose `type` was that function (dropped by JSON.stringify).
     for (const role of ["hasOwnProperty", "constructor", "toString", "__proto__"]) {
       const item = JSON.parse(`{"role":${JSON.stringify(role)},"content":"x"}`);
-      expect(inputOf(norm({ model: "m", input: [item] }))[0]).toBe(item);
+      expect(() => norm({ model: "m", input: [item] })).toThrow("input[0].role");
     }
+  });
+
+  test("malformed input is refused with a 400 naming where, before anything goes upstream", () => {
+    const cases: Array<[unknown, string]> = [
+      [5, "input"],
+      [{ role: "user", content: "x" }, "input"],
+      [true, "input"],
+      [[null], "input[0]"],
+      [[1, 2, 3], "input[0]"],
+      [["hello"], "input[0]"],
+      [[[]], "input[0]"],
+      [[{ type: "message", role: "user", content: "ok" }, null], "input[1]"],
+      [[{ content: "no type, no role" }], "input[0].type"],
+      [[{ type: 5 }], "input[0].type"],
+      [[{ type: "" }], "input[0].type"],
+      [[{ type: null, role: "user", content: "x" }], "input[0].type"],
+      [[{ type: "message", role: 5, content: "x" }], "input[0].role"],
+      [[{ type: "message", content: "x" }], "input[0].role"],
+      [[{ type: "message", role: "wizard", content: "x" }], "input[0].role"],
+      [[{ type: "message", role: "user", content: 5 }], "input[0].content"],
+      [[{ type: "message", role: "user", content: { type: "input_text", text: "x" } }], "input[0].content"],
+      [[{ role: "user", content: [null] }], "input[0].content[0]"],
+      [[{ role: "user", content: ["x"] }], "input[0].content[0]"],
+      [[{ role: "user", content: [{ text: "x" }] }], "input[0].content[0].type"],
+      [[{ role: "user", content: [{ type: "input_text", text: 5 }] }], "input[0].content[0].text"],
+      [[{ role: "assistant", content: [{ type: "output_text" }] }], "input[0].content[0].text"],
+    ];
+    for (const [input, param] of cases) {
+      let thrown: unknown = null;
+      try {
+        norm({ model: "m", input } as ResponsesRequest);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown, JSON.stringify(input)).toBeInstanceOf(AppError);
+      expect(thrown).toMatchObject({ status: 400, code: "invalid_request", param });
+    }
+  });
+
+  test("well-formed items of every kind still pass: other item types, a null message content, image and file parts", () => {
+    const input = [
+      { type: "message", role: "system", content: "be brief" },
+      { role: "user", content: [{ type: "input_text", text: "hi" }, { type: "input_image", image_url: "data:image/png;base64,AA" }, { type: "input_file", file_id: "f" }] },
+      { role: "assistant", content: null },
+      { type: "reasoning", summary: [], encrypted_content: "x" },
+      { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "c", output: "ok" },
+      { type: "item_reference", id: "msg_1" },
+      { type: "some_future_item", whatever: [1, null] },
+    ];
+    expect(() => norm({ model: "m", input })).not.toThrow();
+    expect(() => norm({ model: "m", input: "text" })).not.toThrow();
+    expect(() => norm({ model: "m" })).not.toThrow();
   });
 
   test("function_call_output with a non-string output is stringified; a string output is kept", () => {

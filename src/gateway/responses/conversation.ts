@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { AppError } from "../../errors";
 import type { JsonObject } from "../responses-types";
+import { checkResponsesInput } from "../translate/request-checks";
 import type { StoredResponse, StoredResponseRepository } from "./stored-response-repository";
 
 /** A chain longer than this is refused rather than walked (a conversation of 10,000 turns is not one). */
@@ -58,6 +59,8 @@ export async function buildConversation(
   body: JsonObject,
   now: number,
 ): Promise<Conversation> {
+  // Checked here as well as when normalised: the input made whole is always an array, whatever this turn sent.
+  checkResponsesInput(body.input);
   const items = asItems(body.input);
   const refs = items.filter((it) => it !== null && typeof it === "object" && it.type === "item_reference").map((it) => String(it.id));
   const found = refs.length > 0 ? await repo.items(keyId, refs, now) : new Map<string, JsonObject>();

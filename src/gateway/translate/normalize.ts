@@ -8,6 +8,7 @@
 
 import { AppError } from "../../errors";
 import type { JsonObject, ResponsesRequest } from "../responses-types";
+import { checkResponsesInput } from "./request-checks";
 
 export interface NormalizeOptions {
   defaultInstructions: string;
@@ -28,6 +29,7 @@ const TEXT_TYPE_OF_ROLE: Record<string, string> = {
 };
 
 export function normalizeResponsesRequest(body: ResponsesRequest, options: NormalizeOptions): ResponsesRequest {
+  checkResponsesInput(body.input);
   const out: ResponsesRequest = { ...body };
 
   if (typeof body.input === "string") {
