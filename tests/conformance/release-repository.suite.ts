@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { DownloadRepository } from "../../src/site/downloads/download-repository";
 import type { NewRelease, ReleaseRepository } from "../../src/site/releases/release-repository";
+import { processTag } from "../../src/store/process-owner";
 
 export interface ReleaseRepositoryFixture {
   releases: ReleaseRepository;
@@ -152,6 +153,26 @@ export function releaseRepositoryConformance(backend: string, make: () => Promis
       expect(await releases.acquireLease("sync", "b", 5000, 3000)).toBe(true); // a's lease ran out at 3000
       await releases.releaseLease("sync", "b");
       expect(await releases.acquireLease("sync", "a", 6000, 3001)).toBe(true);
+    });
+
+    test("the sync lease dies with its process: a holder of this host that no longer runs is taken over at once; a live one, or one of another host, is not", async () => {
+      const { releases } = await open();
+      const gone = Bun.spawn([process.execPath, "-e", ""]);
+      await gone.exited;
+      const now = Date.now();
+      const until = now + 300_000;
+      // A live holder of this host (this very process, under another owner name): respected until it expires.
+      expect(await releases.acquireLease("sync", `${processTag()}-live`, until, now)).toBe(true);
+      expect(await releases.acquireLease("sync", "taker", until, now)).toBe(false);
+      await releases.releaseLease("sync", `${processTag()}-live`);
+      // Another host's instance, whatever its pid: only its expiry frees the lease.
+      expect(await releases.acquireLease("sync", `h000000000000-p${gone.pid}-other`, until, now)).toBe(true);
+      expect(await releases.acquireLease("sync", "taker", until, now)).toBe(false);
+      await releases.releaseLease("sync", `h000000000000-p${gone.pid}-other`);
+      // A holder of this host that was killed: taken over at once, and the new holder is respected in turn.
+      expect(await releases.acquireLease("sync", `${processTag(gone.pid)}-killed`, until, now)).toBe(true);
+      expect(await releases.acquireLease("sync", "taker", until, now)).toBe(true);
+      expect(await releases.acquireLease("sync", `${processTag(gone.pid)}-killed`, until, now)).toBe(false);
     });
   });
 

@@ -3,7 +3,9 @@
  * transaction, then mirror every asset still pending, one at a time.
  *
  * - Never two at once: calls in one process join the running sync (single flight); across processes (a CLI
- *   sync next to a serving process) a lease row in the database makes the second one fail fast.
+ *   sync next to a serving process) a lease row in the database makes the second one fail fast. The lease dies
+ *   with its process: one whose holder no longer runs on this host is taken over at once, one held by another
+ *   instance (another host) only when its holder stopped renewing it for LEASE_MS.
  * - The last good state is kept when the remote fails: nothing is written unless the whole list was read,
  *   and the remembered ETags only move forward with a successful apply.
  * - A failing asset does not stop the others; it keeps its upstream address (so it is proxied meanwhile),
@@ -13,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
 import type { MetaRepository } from "../../store/meta-repository";
+import { processTag } from "../../store/process-owner";
 import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
 import { isHttpUrl } from "../downloads/http-url";
 import { MirrorWriteError, type Mirror } from "../downloads/mirror";
@@ -71,7 +74,8 @@ const LAST_REPORT_KEY = "releases.sync.last";
 
 export class ReleaseSync {
   private running: Promise<SyncReport> | null = null;
-  private readonly owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
+  /** Names this process (host and pid), so a lease left by a sync that was killed is taken over at once. */
+  private readonly owner = `${processTag()}-${randomBytes(6).toString("hex")}`;
 
   constructor(private readonly deps: SyncDeps) {}
 

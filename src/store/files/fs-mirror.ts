@@ -3,12 +3,16 @@
  * Writes stream to a temp file while hashing, are fsynced, then renamed into place, so a reader never sees a
  * partial file; a path is only ever formed from a validated hex digest.
  */
-import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync, existsSync, readdirSync, statSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { open, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { MirrorWriteError, type Mirror, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { sweepTempFiles, tempFileName } from "./temp-files";
 import { writeHashed } from "./write-hashed";
+
+/** Temp files of writes: `.part` here, `.s3part` from the S3 mirror's spool (the same directory). */
+const TEMP_SUFFIXES = [".part", ".s3part"];
+const HOUR_MS = 3_600_000;
 
 const SHA_RE = /^[0-9a-f]{64}$/;
 
@@ -27,10 +31,12 @@ export class FileSystemMirror implements Mirror {
 
   private tempPath(): string {
     mkdirSync(this.tmpDir, { recursive: true });
-    return join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString("hex")}.part`);
+    return join(this.tmpDir, tempFileName("part"));
   }
 
   async put(body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<MirrorObject> {
+    // What killed publishes and syncs left goes before a new write adds its own (one directory listing).
+    this.sweepTemp();
     const tmp = this.tempPath();
     const file = await open(tmp, "w", 0o644);
     let done = false;
@@ -81,17 +87,11 @@ export class FileSystemMirror implements Mirror {
     this.sweepTemp();
   }
 
-  /** Deletes temp files left by writes that were killed mid-way (older than `olderThanMs`). */
-  sweepTemp(olderThanMs = 3_600_000): void {
-    if (!existsSync(this.tmpDir)) return;
-    const limit = Date.now() - olderThanMs;
-    for (const name of readdirSync(this.tmpDir)) {
-      const p = join(this.tmpDir, name);
-      try {
-        if (statSync(p).mtimeMs < limit) rmSync(p, { force: true });
-      } catch {
-        // Raced with another sweeper: nothing to do.
-      }
-    }
+  /**
+   * Deletes temp files left by writes that were killed mid-way: at once when their process is gone, else once
+   * untouched for `olderThanMs` (files of another host or an older Gantry); never one a live process is writing.
+   */
+  sweepTemp(olderThanMs = HOUR_MS): void {
+    sweepTempFiles(this.tmpDir, TEMP_SUFFIXES, olderThanMs);
   }
 }

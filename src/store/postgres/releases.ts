@@ -21,6 +21,7 @@ import {
   type ReleaseRepository,
 } from "../../site/releases/release-repository";
 import { num, numOrNull } from "./db";
+import { makerOf } from "../process-owner";
 
 /** An arbitrary constant naming the lock every release write holds. */
 const RELEASES_LOCK = 0x72656c73; // "rels"
@@ -248,7 +249,8 @@ export class PostgresReleaseRepository implements ReleaseRepository {
         } catch {
           // A corrupt lease is treated as free.
         }
-        if (held.owner && held.owner !== owner && typeof held.until === "number" && held.until > now) return false;
+        // A holder on this host that no longer runs (killed mid-sync) cannot renew it: no need to wait for the expiry.
+        if (held.owner && held.owner !== owner && typeof held.until === "number" && held.until > now && makerOf(held.owner) !== "dead") return false;
       }
       const taken = await tx`INSERT INTO meta (key, value) VALUES (${key}, ${JSON.stringify({ owner, until })})
                              ON CONFLICT (key) DO ${row ? tx`UPDATE SET value = excluded.value` : tx`NOTHING`} RETURNING 1`;

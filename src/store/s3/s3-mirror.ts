@@ -10,11 +10,11 @@
  * Reads are lazy S3 objects: slices become ranged GETs, so a Range request reads only its bytes from S3.
  */
 import { S3Client, type S3File } from "bun";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { MirrorWriteError, type DirectUrlOptions, type Mirror, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { sweepTempFiles, tempFileName } from "../files/temp-files";
 import { writeHashed } from "../files/write-hashed";
 
 const SHA_RE = /^[0-9a-f]{64}$/;
@@ -63,7 +63,9 @@ export class S3Mirror implements Mirror {
 
   async put(body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<MirrorObject> {
     mkdirSync(this.options.spoolDir, { recursive: true });
-    const spool = join(this.options.spoolDir, `${Date.now()}-${randomBytes(8).toString("hex")}.s3part`);
+    // Spools of killed writes go before this one adds its own.
+    await this.sweep();
+    const spool = join(this.options.spoolDir, tempFileName("s3part"));
     try {
       // The body's own failure (a caller that went away) is passed on as it is, as the file-system mirror does.
       const { sha256, size } = await spoolAndHash(body, spool, options);
@@ -117,20 +119,13 @@ export class S3Mirror implements Mirror {
     });
   }
 
-  /** Spooled files of writes killed mid-way (an incomplete multipart upload is S3's to expire: a lifecycle rule). */
+  /**
+   * Spooled files of writes killed mid-way: at once when their process is gone, else once untouched for
+   * `olderThanMs`; never one a live process is writing. (An incomplete multipart upload is S3's to expire: a
+   * lifecycle rule.)
+   */
   async sweep(olderThanMs = 3_600_000): Promise<void> {
-    const dir = this.options.spoolDir;
-    if (!existsSync(dir)) return;
-    const limit = Date.now() - olderThanMs;
-    for (const name of readdirSync(dir)) {
-      if (!name.endsWith(".s3part")) continue;
-      const p = join(dir, name);
-      try {
-        if (statSync(p).mtimeMs < limit) rmSync(p, { force: true });
-      } catch {
-        // Raced with another sweeper.
-      }
-    }
+    sweepTempFiles(this.options.spoolDir, [".s3part"], olderThanMs);
   }
 }
 

@@ -19,6 +19,7 @@ import {
   type ReleaseRecord,
   type ReleaseRepository,
 } from "../../site/releases/release-repository";
+import { makerOf } from "../process-owner";
 
 interface ReleaseRow {
   id: number;
@@ -265,7 +266,8 @@ export class SqliteReleaseRepository implements ReleaseRepository {
         } catch {
           // A corrupt lease is treated as free.
         }
-        if (held.owner && held.owner !== owner && typeof held.until === "number" && held.until > now) return false;
+        // A holder on this host that no longer runs (killed mid-sync) cannot renew it: no need to wait for the expiry.
+        if (held.owner && held.owner !== owner && typeof held.until === "number" && held.until > now && makerOf(held.owner) !== "dead") return false;
       }
       this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
       return true;
