@@ -8,7 +8,7 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseProxyRange } from "./http/ip-ranges";
+import { parseIp, parseProxyRange } from "./http/ip-ranges";
 
 type Kind = "string" | "int" | "number" | "bool" | "list" | "json";
 
@@ -85,6 +85,7 @@ export const ConfigSchema = Type.Object({
   syncApiUrl: Type.String({ pattern: "^https?://[^\\s]+$" }),
   syncPrereleases: Type.Boolean(),
   metricsPublic: Type.Boolean(),
+  allowedFetchHosts: Type.Array(Type.String()),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -145,6 +146,7 @@ export const SETTINGS: SettingDef[] = [
   { key: "syncApiUrl", env: "GANTRY_SYNC_API_URL", flag: "sync-api-url", kind: "string", default: "https://api.github.com", help: "GitHub (or compatible) API base URL for periodic sync", accepts: URL_WORDS, valid: httpUrl },
   { key: "syncPrereleases", env: "GANTRY_SYNC_PRERELEASES", flag: "sync-prereleases", kind: "bool", default: false, help: "periodic sync also mirrors pre-releases" },
   { key: "metricsPublic", env: "GANTRY_METRICS_PUBLIC", flag: "metrics-public", kind: "bool", default: false, help: "serve GET /metrics without the admin token (for a scraper on a private network)" },
+  { key: "allowedFetchHosts", env: "GANTRY_ALLOWED_FETCH_HOSTS", flag: "allowed-fetch-hosts", kind: "list", default: [], help: "comma-separated hosts that asset downloads and release syncs may fetch from although they resolve to loopback, private or link-local addresses (others are refused)", accepts: "a host name or IP address (e.g. files.internal, 10.0.0.5, ::1)", validEntry: (e) => /^[A-Za-z0-9.-]{1,253}$/.test(e) || parseIp(e) !== null },
 ];
 
 /** Every problem found, each a sentence naming the setting; the message lists them all. */

@@ -125,7 +125,7 @@ export const releasesGroup: Group = {
       summary: "mirror releases from GitHub Releases",
       details: SYNC_HELP,
       options: { github: { type: "string" }, "api-url": { type: "string" }, token: { type: "string" }, prereleases: { type: "boolean" }, ...JSON_OPTION },
-      settings: [...STORE, "sync-github", "sync-api-url", "sync-token"],
+      settings: [...STORE, "sync-github", "sync-api-url", "sync-token", "allowed-fetch-hosts"],
       run: ({ values }) => {
         const repo = (values.github as string | undefined) ?? configFrom(values).syncGithub;
         if (!repo) throw new UsageError("needs --github OWNER/REPO (or GANTRY_SYNC_GITHUB)");

@@ -57,7 +57,8 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
       perPage: 100,
       releases: [{ id: 10, tag: "v2.0.0", body: "Synced from GitHub", assets: [{ id: 101, name: "web-2.0.0.zip", bytes: bytesOf("web", 4096) }] }],
     });
-    g = await startGantry({ config: { upstreamUrl: upstream.url, syncGithub: "acme/app", syncApiUrl: github.apiUrl } });
+    // The fake GitHub is on loopback: allowed explicitly, as an operator would.
+    g = await startGantry({ config: { upstreamUrl: upstream.url, syncGithub: "acme/app", syncApiUrl: github.apiUrl, allowedFetchHosts: ["127.0.0.1"] } });
     browser = await launch();
     ({ context, watch } = await newContext(browser, g.url, "desktop"));
     page = await context.newPage();

@@ -19,9 +19,22 @@ interface Seen {
 const seen: Seen[] = [];
 let origin: Server<undefined>;
 let originUrl: string;
+/** A second loopback server, on 127.0.0.2: never allowed, so nothing may ever reach it. */
+let internal: Server<undefined>;
+let internalUrl: string;
+const internalSeen: string[] = [];
 let g: Gantry;
 
 beforeAll(async () => {
+  internal = Bun.serve({
+    hostname: "127.0.0.2",
+    port: 0,
+    fetch(req) {
+      internalSeen.push(new URL(req.url).pathname);
+      return new Response("internal secret");
+    },
+  });
+  internalUrl = `http://127.0.0.2:${internal.port}`;
   origin = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -31,6 +44,8 @@ beforeAll(async () => {
       switch (url.pathname) {
         case "/redirect":
           return new Response(null, { status: 302, headers: { location: "/files/app.zip" } });
+        case "/to-internal":
+          return new Response(null, { status: 302, headers: { location: `${internalUrl}/secret` } });
         case "/loop":
           return new Response(null, { status: 302, headers: { location: "/loop" } });
         case "/missing":
@@ -56,12 +71,14 @@ beforeAll(async () => {
     },
   });
   originUrl = `http://127.0.0.1:${origin.port}`;
-  g = await startGantry();
+  // The origin is on loopback: fetched from only because the operator allows the host.
+  g = await startGantry({ config: { allowedFetchHosts: ["127.0.0.1"] } });
   await g.deps.releases.catalog.create("1.0.0", {}, true);
 });
 afterAll(async () => {
   await g.stop();
   await origin.stop(true);
+  await internal.stop(true);
 });
 
 async function assetFor(name: string, path: string): Promise<number> {
@@ -167,6 +184,72 @@ describe("proxy fallback", () => {
     for (const url of ["file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)", "//example.com/x"]) {
       const res = await g.admin("/admin/api/releases/1.0.0/assets", { method: "POST", body: JSON.stringify({ name: "x.zip", url }) });
       expect(res.status).toBe(400);
+    }
+  });
+});
+
+describe("the proxy fetches from public addresses only, unless the operator allows the host", () => {
+  let strict: Gantry;
+  beforeAll(async () => {
+    strict = await startGantry({ captureLogs: true });
+    await strict.deps.releases.catalog.create("2.0.0", {}, true);
+  });
+  afterAll(() => strict.stop());
+
+  const failureOf = async (on: Gantry, version: string, name: string, url: string) => {
+    const created = await on.admin(`/admin/api/releases/${version}/assets`, { method: "POST", body: JSON.stringify({ name, url }) });
+    expect(created.status).toBe(201);
+    const id = (await created.json()).id;
+    const linked = await fetch(`${on.url}/api/v1/download/${id}`, { redirect: "manual" });
+    const res = await fetch(linked.headers.get("location")!);
+    return { status: res.status, error: (await res.json()).error };
+  };
+
+  test("loopback, private, link-local and metadata addresses are refused before any request, in IPv4 and IPv6 forms", async () => {
+    const before = seen.length;
+    const targets = [
+      `${originUrl}/files/app.zip`,
+      `http://localhost:${origin.port}/files/app.zip`,
+      `http://[::ffff:127.0.0.1]:${origin.port}/files/app.zip`,
+      `http://[::1]:${origin.port}/files/app.zip`,
+      "http://10.1.2.3/x",
+      "http://172.16.0.1/x",
+      "http://192.168.1.1/x",
+      "http://169.254.169.254/latest/meta-data/",
+      "http://0.0.0.0/x",
+      "http://[fd00::1]/x",
+      "http://[fe80::1]/x",
+      "http://no-such-host.invalid/x",
+    ];
+    const failures = [];
+    for (const [i, url] of targets.entries()) failures.push({ url, ...(await failureOf(strict, "2.0.0", `refused-${i}.zip`, url)) });
+    for (const f of failures) {
+      expect({ url: f.url, status: f.status, code: f.error.code }).toEqual({ url: f.url, status: 502, code: "upstream_unavailable" });
+      // One text for refused and unreachable (an unknown name is the last one): no address, no reason.
+      expect(f.error.message).toBe(failures.at(-1)!.error.message);
+    }
+    expect(failures[0].error.message).not.toContain("127.0.0.1");
+    expect(seen.length).toBe(before);
+    expect(strict.logs.filter((l) => l.includes("fetch refused")).length).toBeGreaterThanOrEqual(targets.length - 1);
+  });
+
+  test("a redirect from an allowed host to an internal address is refused at that hop", async () => {
+    const failure = await failureOf(g, "1.0.0", "to-internal.zip", `${originUrl}/to-internal`);
+    expect(failure.status).toBe(502);
+    expect(seen.some((s) => s.path === "/to-internal")).toBe(true);
+    expect(internalSeen).toEqual([]);
+    // Listing the host lets it through: the check is the guard, not the network.
+    const open = await startGantry({ config: { allowedFetchHosts: ["127.0.0.1", "127.0.0.2"] } });
+    try {
+      await open.deps.releases.catalog.create("1.0.0", {}, true);
+      const created = await open.admin("/admin/api/releases/1.0.0/assets", { method: "POST", body: JSON.stringify({ name: "through.zip", url: `${originUrl}/to-internal` }) });
+      const linked = await fetch(`${open.url}/api/v1/download/${(await created.json()).id}`, { redirect: "manual" });
+      const res = await fetch(linked.headers.get("location")!);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe("internal secret");
+      expect(internalSeen).toEqual(["/secret"]);
+    } finally {
+      await open.stop();
     }
   });
 });

@@ -14,6 +14,8 @@ import { tempDirs } from "../support/temp-dirs";
 const ROOT = join(import.meta.dir, "../..");
 const BUN = join(ROOT, "node_modules/.bin/bun");
 const TOKEN = "ghp_test_token_0123456789";
+/** The fake GitHub listens on 127.0.0.1, which Gantry fetches from only when the operator allows it. */
+const LOOPBACK_ALLOWED = { allowedFetchHosts: ["127.0.0.1"] };
 const sha256 = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
 
 function remote(): FakeRelease[] {
@@ -47,7 +49,7 @@ describe("sync through the release services", () => {
   let g: Gantry;
   beforeAll(async () => {
     gh = startFakeGitHub({ releases: remote(), perPage: 2, token: TOKEN });
-    g = await startGantry();
+    g = await startGantry({ config: LOOPBACK_ALLOWED });
   });
   afterAll(async () => {
     await g.stop();
@@ -187,7 +189,8 @@ describe("gantry releases sync (CLI)", () => {
     await gh.stop();
   });
   const cli = async (...args: string[]) => {
-    const proc = Bun.spawn([BUN, "src/main.ts", "releases", ...args, "--data-dir", dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const sync = args[0] === "sync" ? ["--allowed-fetch-hosts", "127.0.0.1"] : [];
+    const proc = Bun.spawn([BUN, "src/main.ts", "releases", ...args, ...sync, "--data-dir", dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     return { stdout, stderr, code };
   };
@@ -230,7 +233,7 @@ describe("the configured sync token goes to the configured API only", () => {
   beforeAll(async () => {
     configured = startFakeGitHub({ releases: remote().filter((r) => r.id === 10), token: TOKEN });
     other = startFakeGitHub({ releases: remote().filter((r) => r.id === 10) });
-    g = await startGantry({ config: { syncGithub: "acme/app", syncApiUrl: configured.apiUrl, syncToken: TOKEN, syncIntervalMinutes: 0 } });
+    g = await startGantry({ config: { ...LOOPBACK_ALLOWED, syncGithub: "acme/app", syncApiUrl: configured.apiUrl, syncToken: TOKEN, syncIntervalMinutes: 0 } });
   });
   afterAll(async () => {
     await g.stop();
@@ -261,6 +264,43 @@ describe("the configured sync token goes to the configured API only", () => {
   });
 });
 
+describe("sync fetches from public addresses only, unless the operator allows the host", () => {
+  let gh: FakeGitHub;
+  let g: Gantry;
+  beforeAll(async () => {
+    gh = startFakeGitHub({ releases: remote().filter((r) => r.id === 10) });
+    g = await startGantry({ captureLogs: true });
+  });
+  afterAll(async () => {
+    await g.stop();
+    await gh.stop();
+  });
+  const sync = async (apiUrl: string) =>
+    (await g.admin("/admin/api/releases/sync", { method: "POST", body: JSON.stringify({ github: "acme/app", apiUrl }) })).json() as Promise<any>;
+
+  test("an API on a loopback, private or metadata address is refused before any request, like an unreachable host", async () => {
+    const host = new URL(gh.apiUrl).host;
+    const refused = await sync(gh.apiUrl);
+    expect(refused.status).toBe("failed");
+    expect(refused.error).toContain(`cannot reach ${host}`);
+    expect(gh.requests).toEqual([]);
+    // The operator's log says why; the report does not.
+    expect(g.logs.some((l) => l.includes("fetch refused") && l.includes("GANTRY_ALLOWED_FETCH_HOSTS"))).toBe(true);
+    expect(JSON.stringify(refused)).not.toContain("not a public address");
+
+    // Refused and unreachable read the same: the text names the host and nothing else.
+    const documentation = await sync("http://192.0.2.1:9");
+    const metadata = await sync("http://169.254.169.254");
+    const mapped = await sync(`http://[::ffff:127.0.0.1]:${new URL(gh.apiUrl).port}`);
+    const unknown = await sync("http://no-such-host.invalid");
+    for (const [report, h] of [[documentation, "192.0.2.1:9"], [metadata, "169.254.169.254"], [mapped, `[::ffff:7f00:1]:${new URL(gh.apiUrl).port}`], [unknown, "no-such-host.invalid"]] as const) {
+      expect(report.status).toBe("failed");
+      expect(report.error).toBe(refused.error.replace(host, h));
+    }
+    expect(gh.requests).toEqual([]);
+  });
+});
+
 describe("periodic sync inside the server", () => {
   let gh: FakeGitHub;
   let g: Gantry | null = null;
@@ -272,7 +312,7 @@ describe("periodic sync inside the server", () => {
 
   test("syncs on start when GANTRY_SYNC_GITHUB and an interval are set; the admin API shows the report", async () => {
     gh = startFakeGitHub({ releases: remote().filter((r) => r.id === 10) });
-    g = await startGantry({ config: { syncGithub: "acme/app", syncApiUrl: gh.apiUrl, syncIntervalMinutes: 60 } });
+    g = await startGantry({ config: { ...LOOPBACK_ALLOWED, syncGithub: "acme/app", syncApiUrl: gh.apiUrl, syncIntervalMinutes: 60 } });
     const { value: doc } = await pollUntil(
       async () => (await fetch(`${g!.url}/api/v1/latest`)).json() as Promise<any>,
       (d) => Boolean(d.version) && d.assets[0]?.source === "mirror",
@@ -291,7 +331,7 @@ describe("periodic sync inside the server", () => {
 
   test("no periodic sync without an interval", async () => {
     gh = startFakeGitHub({ releases: remote() });
-    g = await startGantry({ config: { syncGithub: "acme/app", syncApiUrl: gh.apiUrl, syncIntervalMinutes: 0 } });
+    g = await startGantry({ config: { ...LOOPBACK_ALLOWED, syncGithub: "acme/app", syncApiUrl: gh.apiUrl, syncIntervalMinutes: 0 } });
     // A fixed time is the point here: no request may reach GitHub within it (a sync on start would, at once).
     await Bun.sleep(300);
     expect(gh.requests).toEqual([]);

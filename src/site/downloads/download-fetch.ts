@@ -1,7 +1,8 @@
 /**
  * The one way the site fetches bytes from elsewhere (proxy fallback and sync downloads): http/https only,
- * redirects followed by hand up to a bound, credentials sent only to the origin they belong to, a deadline
- * for the response headers and an idle bound on the body, all tied to the caller's abort signal.
+ * redirects followed by hand up to a bound (each hop through `fetch`, which the site guards: fetch-guard.ts),
+ * credentials sent only to the origin they belong to, a deadline for the response headers and an idle bound on
+ * the body, all tied to the caller's abort signal.
  */
 import { isHttpUrl } from "./http-url";
 
@@ -9,6 +10,8 @@ export class DownloadFetchError extends Error {
   constructor(
     message: string,
     readonly status: number | null = null,
+    /** No answer at all: refused by the fetch guard, unknown name, connection refused, or no headers in time. */
+    readonly unreachable = false,
   ) {
     super(message);
     this.name = "DownloadFetchError";
@@ -55,8 +58,10 @@ export async function fetchFollowingRedirects(url: string, options: FollowOption
       let res: Response;
       try {
         res = await options.fetch(current, { method: options.method ?? "GET", headers, redirect: "manual", signal: controller.signal });
-      } catch (err) {
-        throw new DownloadFetchError(controller.signal.aborted ? `no response from ${new URL(current).host}` : `cannot reach ${new URL(current).host}: ${(err as Error).message}`);
+      } catch {
+        // One text for every way of not getting an answer (refused by the fetch guard, no such name, connection
+        // refused, no response in time): a caller cannot probe which internal hosts and ports exist.
+        throw new DownloadFetchError(`cannot reach ${new URL(current).host}`, null, true);
       } finally {
         clearTimeout(timer);
       }

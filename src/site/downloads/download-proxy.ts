@@ -65,7 +65,8 @@ function upstream(url: string, request: Request, options: ProxyOptions, range?: 
     headers: range ? { ...UPSTREAM_HEADERS, range } : UPSTREAM_HEADERS,
     signal: request.signal,
   }).catch((err) => {
-    throw upstreamFailure(err instanceof DownloadFetchError ? err.message : "unreachable");
+    // Never the host: a public caller learns neither the address nor whether it exists.
+    throw upstreamFailure(err instanceof DownloadFetchError && !err.unreachable ? err.message : "unreachable");
   });
 }
 

@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import type { ServiceContext } from "../../service-context";
 import { DownloadService } from "../downloads/download-service";
+import { guardedFetch } from "../downloads/fetch-guard";
 import type { Mirror } from "../downloads/mirror";
 import { ReleaseCatalog } from "./release-catalog";
 import type { ReleaseRepository } from "./release-repository";
@@ -33,8 +34,13 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
   const store = ctx.releases;
   const mirror = ctx.mirror;
   const catalog = new ReleaseCatalog(store, mirror, ctx.now);
-  const downloads = new DownloadService({ store, tokens: ctx.downloads, mirror, config: ctx.config, now: ctx.now, fetch: ctx.fetch, log: ctx.log });
-  const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch: ctx.fetch });
+  // Proxied downloads and syncs fetch only public addresses, unless the operator lists the host.
+  const fetch = guardedFetch(ctx.fetch, {
+    allowedHosts: ctx.config.allowedFetchHosts,
+    onRefused: (host, reason) => ctx.log.warn("fetch refused", { host, reason }),
+  });
+  const downloads = new DownloadService({ store, tokens: ctx.downloads, mirror, config: ctx.config, now: ctx.now, fetch, log: ctx.log });
+  const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch });
   const timers: Array<ReturnType<typeof setTimeout>> = [];
   const abort = new AbortController();
 
