@@ -3,17 +3,81 @@
  * connections (a running server) keep reading and writing; a restore checks the file before it replaces anything.
  */
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { makerOf, processTag } from "../process-owner";
 import { SCHEMA_VERSION } from "./migrations";
 
 export class BackupError extends Error {}
 
+/** `.<file>.h<host>-p<pid>.backup-part`: a backup being written, beside its target. */
+const TEMP_SUFFIX = ".backup-part";
+/** The temp file and the rollback journal SQLite keeps beside it while writing. */
+const TEMP_FILE_RE = /\.backup-part(-journal)?$/;
+
+/**
+ * Writes a snapshot of `db` to `target`. The snapshot is written under a temporary name beside `target`, synced
+ * to disk and only then renamed into place, so a backup killed half-way (or a full disk) never leaves a partial
+ * file under the name an operator will restore from. Temporary files of backups whose process is gone are
+ * removed first.
+ */
 export function backupDatabase(db: Database, target: string, overwrite = false): void {
-  if (existsSync(target)) {
-    if (!overwrite) throw new BackupError(`${target} exists already (use --force to replace it)`);
-    rmSync(target);
+  if (existsSync(target) && !overwrite) throw new BackupError(`${target} exists already (use --force to replace it)`);
+  const dir = dirname(resolve(target));
+  const prefix = `.${basename(target)}.`;
+  for (const name of readdirSync(dir)) {
+    if (name.startsWith(prefix) && TEMP_FILE_RE.test(name) && makerOf(name) === "dead") rmSync(join(dir, name), { force: true });
   }
-  db.query("VACUUM INTO ?").run(target);
+  const temp = join(dir, `${prefix}${processTag()}${TEMP_SUFFIX}`);
+  const clear = () => {
+    for (const path of [temp, `${temp}-journal`]) rmSync(path, { force: true });
+  };
+  clear();
+  try {
+    db.query("VACUUM INTO ?").run(temp);
+    // VACUUM INTO does not sync its output: without this, a crash after the rename could leave a torn file.
+    syncFile(temp);
+    if (overwrite) renameSync(temp, target);
+    else {
+      // A link fails if the name was taken meanwhile, where a rename would replace it.
+      try {
+        linkSync(temp, target);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new BackupError(`${target} exists already (use --force to replace it)`);
+        throw err;
+      }
+      rmSync(temp, { force: true });
+    }
+    syncDirectory(dir);
+  } finally {
+    clear();
+  }
+}
+
+function syncFile(path: string): void {
+  const fd = openSync(path, "r+");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Makes the rename durable. Not every platform can open a directory (Windows): there the rename is all we get. */
+function syncDirectory(dir: string): void {
+  let fd: number;
+  try {
+    fd = openSync(dir, "r");
+  } catch {
+    return;
+  }
+  try {
+    fsyncSync(fd);
+  } catch {
+    // Some file systems refuse fsync on a directory.
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
