@@ -13,6 +13,7 @@ import { ModelList } from "./gateway/upstream/model-list";
 import type { NormalizeOptions } from "./gateway/translate/normalize";
 import { Upstream } from "./gateway/upstream/upstream";
 import { createPriceLookup, createSettler, type Settler } from "./gateway/usage/settle";
+import { LedgerHealth } from "./gateway/usage/ledger-health";
 import { createLogger, type Logger } from "./log";
 import { AdminAuth } from "./http/admin-auth";
 import { FailureThrottle } from "./http/throttle";
@@ -50,6 +51,8 @@ export interface AppDeps {
   adminSessions?: AdminSessionStore;
   ledger: UsageLedger;
   settler: Settler;
+  /** Whether the ledger can be written; gateway requests are refused while it cannot. */
+  ledgerHealth: LedgerHealth;
   admission: AdmissionDeps;
   upstream: Upstream;
   quirks: ParameterQuirks;
@@ -169,6 +172,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     priceOf,
     onSettled: (o) => metrics?.tokensSettled(o.tokens.inputTokens, o.tokens.outputTokens),
   });
+  const ledgerHealth = new LedgerHealth(() => ledger.probe(), log);
   const upstream = new Upstream({
     baseUrl: config.upstreamUrl,
     apiKey: config.upstreamKey,
@@ -194,6 +198,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     adminSessions,
     ledger,
     settler,
+    ledgerHealth,
     admission: { keys: keyCache, limiter, priceOf, now },
     upstream,
     responses: stores.responses,
@@ -212,6 +217,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     now,
     async close() {
       keyCache.stop();
+      ledgerHealth.stop();
       releases.close();
       await engagement.close();
       limiter.close();

@@ -11,6 +11,7 @@ import { admit, authenticate, type AdmissionRequest, type Lease } from "./limits
 import type { CachedKey } from "./keys/key-cache";
 import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "./usage/settle";
 import type { ResponsesUsage } from "./responses-types";
+import { isStorageUnavailable, storageUnavailable } from "../store/storage-errors";
 
 const MAX_FAILURE_DELAY_MS = 5000;
 
@@ -95,6 +96,8 @@ export class GatewayCall {
 
   async admit(req: AdmissionRequest): Promise<Lease> {
     if (!this.key) throw new Error("admit() before authenticate()");
+    // Work whose usage could not be recorded would be withheld anyway: refused before it costs anything.
+    this.deps.ledgerHealth?.check();
     this.lease = await admit(this.deps.admission, this.key, req);
     return this.lease;
   }
@@ -200,6 +203,7 @@ export class GatewayCall {
       })
       .catch((err) => {
         this.unrecorded = true;
+        this.deps.ledgerHealth?.failed(err);
         this.deps.log.error("ledger write failed", { requestId: this.requestId, error: String(err) });
       });
   }
@@ -220,7 +224,7 @@ export class GatewayCall {
 
   /** The reply for an error before any byte was sent; settles the call (committed before the reply leaves). */
   async fail(err: unknown): Promise<Response> {
-    const appErr = isAppError(err) ? err : internalError(this.deps, err, this.requestId);
+    const appErr = isAppError(err) ? err : isStorageUnavailable(err) ? storageUnavailable() : internalError(this.deps, err, this.requestId);
     // A caller that went away is what ended the call (the upstream failing is only the consequence). Nobody reads
     // the reply, but its status is what the HTTP metrics count: 499 there too, as in the ledger.
     if (this.request.signal?.aborted) {

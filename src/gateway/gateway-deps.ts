@@ -13,6 +13,7 @@ import type { Upstream } from "./upstream/upstream";
 import type { StoredResponseRepository } from "./responses/stored-response-repository";
 import type { ParameterQuirks } from "./upstream/unsupported-params";
 import type { Settler } from "./usage/settle";
+import type { LedgerHealth } from "./usage/ledger-health";
 
 /** One call's life: authentication, admission, settlement, its log line and metrics. */
 export interface CallDeps {
@@ -20,13 +21,15 @@ export interface CallDeps {
   /** Failed API-key attempts per client address (guessing is slowed). */
   keyThrottle: Pick<FailureThrottle, "fail" | "retryAfterMs">;
   settler: Settler;
+  /** Refuses new requests while the ledger cannot be written (absent: never refused for it). */
+  ledgerHealth?: Pick<LedgerHealth, "check" | "failed">;
   metrics?: Pick<Metrics, "gatewayRequest">;
   log: Logger;
   now: () => number;
 }
 
 export interface GatewayDeps extends CallDeps {
-  config: Pick<Config, "maxBodyBytes" | "keepAliveSeconds" | "storedResponsesDays">;
+  config: Pick<Config, "maxBodyBytes" | "keepAliveSeconds" | "storedResponsesDays" | "maxUpstreamEventBytes">;
   /** Responses kept for their callers. */
   responses: StoredResponseRepository;
   normalizeOptions: NormalizeOptions;

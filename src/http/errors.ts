@@ -1,6 +1,7 @@
 /** The one place errors become HTTP replies: always the envelope, never a stack trace. */
 import { AppError, errorResponse, isAppError } from "../errors";
 import type { Logger } from "../log";
+import { isStorageUnavailable, storageUnavailable } from "../store/storage-errors";
 
 /** What the NOT_FOUND branch needs to tell "no such path" (404) from "not with this method" (405). */
 export interface RequestLine {
@@ -34,6 +35,10 @@ export function errorFromElysia(code: string | number, error: unknown, log: Logg
     case "INVALID_COOKIE_SIGNATURE":
       return new AppError("unauthorized", "Invalid session.");
     default:
+      if (isStorageUnavailable(error)) {
+        log.error("storage unavailable", { error: error instanceof Error ? error.message : String(error) });
+        return storageUnavailable();
+      }
       log.error("unhandled error", { code: String(code), error: error instanceof Error ? error.stack ?? error.message : String(error) });
       return new AppError("internal_error", "Internal error.");
   }

@@ -40,6 +40,16 @@ export function usageLedgerConformance(backend: string, make: () => Promise<Usag
       expect(await ledger.recent(10, "key_none")).toEqual([]);
     });
 
+    test("a probe write succeeds and leaves nothing behind", async () => {
+      const { ledger } = await open();
+      const kept = row();
+      await ledger.record(kept);
+      await ledger.probe();
+      await ledger.probe();
+      expect(await ledger.recent(10)).toEqual([kept]);
+      expect(await ledger.series(0, HOUR)).toEqual([{ bucket: T0, requests: 1, errors: 0, inputTokens: 10, outputTokens: 5, cost: 0.25 }]);
+    });
+
     test("a row without a key (refused before authentication) is kept", async () => {
       const { ledger } = await open();
       const anonymous = row({ keyId: null, status: 401, errorCode: "invalid_api_key" });

@@ -52,6 +52,11 @@ export interface UsageLedger {
   latencySeries(since: number, bucketMs: number): Promise<LatencyPoint[]>;
   /** The newest rows first, for one key or all. */
   recent(limit: number, keyId?: string): Promise<LedgerEntry[]>;
+  /**
+   * A durable write that needs what a row needs (space, a working database) and leaves nothing behind: succeeds
+   * once rows can be written again after a failure.
+   */
+  probe(): Promise<void>;
   /** Rows waiting to be committed (a gauge). */
   readonly pending: number;
   /** Commits what is waiting and refuses further rows. */

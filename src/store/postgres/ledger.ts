@@ -49,6 +49,14 @@ export class PostgresUsageLedger implements UsageLedger {
     return this.writeBatch(entries);
   }
 
+  async probe(): Promise<void> {
+    // A row written and deleted in one committed transaction: it needs what a ledger row needs.
+    await this.sql.begin(async (tx) => {
+      const [row] = await tx`INSERT INTO usage_ledger (ts, request_id, endpoint, status) VALUES (0, ${`probe_${crypto.randomUUID()}`}, 'probe', 0) RETURNING id`;
+      await tx`DELETE FROM usage_ledger WHERE id = ${row.id}`;
+    });
+  }
+
   async flush(): Promise<void> {
     await this.writer.flush();
   }

@@ -35,6 +35,16 @@ export class SqliteUsageLedger implements UsageLedger {
     this.writeBatch(entries);
   }
 
+  async probe(): Promise<void> {
+    // A row written and deleted in one transaction: its pages still go through the WAL, so a full disk fails here.
+    this.db.transaction(() => {
+      const { id } = this.db
+        .query("INSERT INTO usage_ledger (ts, request_id, endpoint, status) VALUES (0, 'probe', 'probe', 0) RETURNING id")
+        .get() as { id: number };
+      this.db.query("DELETE FROM usage_ledger WHERE id = ?").run(id);
+    })();
+  }
+
   async flush(): Promise<void> {
     await this.writer.flush();
   }
