@@ -47,7 +47,12 @@ export type Scenario =
   /** response.completed with `output: []`; the items arrive only as events. */
   | { kind: "empty-output"; text?: string }
   /** delayMs before every delta: a long-lived stream for concurrency and abort tests. */
-  | { kind: "slow"; delayMs: number; text?: string; deltas?: number };
+  | { kind: "slow"; delayMs: number; text?: string; deltas?: number }
+  /**
+   * After N events (default 3), one text delta whose data is `bytes` long, written in `chunkBytes` pieces (64 KiB)
+   * as the reader pulls them (the bytes are never held whole here), then the rest of the stream.
+   */
+  | { kind: "huge-event"; bytes: number; afterEvents?: number; chunkBytes?: number };
 
 export interface FakeUpstreamOptions {
   scenario?: Scenario | ((body: any) => Scenario);
@@ -211,6 +216,15 @@ function stepsFor(s: Scenario, events: ResponsesStreamEvent[], frames: string[],
       return [...writes.slice(0, s.afterEvents), { op: "hang" }];
     case "reset-mid-stream":
       return [...writes.slice(0, s.afterEvents), { op: "reset" }];
+    case "huge-event": {
+      const after = s.afterEvents ?? 3;
+      const size = s.chunkBytes ?? 64 * 1024;
+      const piece = new Uint8Array(size).fill(120); // "x"
+      const huge: Step[] = [{ op: "write", bytes: encoder.encode(`event: response.output_text.delta${nl}data: {"type":"response.output_text.delta","delta":"`), delayMs: 0 }];
+      for (let left = s.bytes; left > 0; left -= size) huge.push({ op: "write", bytes: left >= size ? piece : piece.subarray(0, left), delayMs: 0 });
+      huge.push({ op: "write", bytes: encoder.encode(`"}${nl}${nl}`), delayMs: 0 });
+      return [...writes.slice(0, after), ...huge, ...writes.slice(after)];
+    }
     case "malformed": {
       const bad: Step = {
         op: "write",

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/stream/sse/decode";
+import { createSseDecoder, parseStreamEvent, SseEventTooLargeError, StreamProtocolError, type SseEvent } from "../../src/gateway/stream/sse/decode";
 import { FIXTURE_NAMES, decodeChunks, loadFixture } from "../support/fixtures";
 
 const utf8 = new TextEncoder();
@@ -257,6 +257,58 @@ describe("createSseDecoder: end()", () => {
     d.push("id: 1\ndata: a");
     expect(d.end()).toEqual([{ id: "1", data: "a" }]);
     expect(d.push("\uFEFFdata: b\n\n")).toEqual([{ data: "b" }]);
+  });
+});
+
+describe("createSseDecoder: the bound on one event", () => {
+  const LIMIT = 1000;
+
+  test("events up to the bound pass, however they are chunked", () => {
+    const d = createSseDecoder(LIMIT);
+    // The bound is on what is buffered: a line with its field name ("data: "), and the event's data.
+    const data = "x".repeat(LIMIT - "data: ".length);
+    const frame = `data: ${data}\n\n`;
+    const events: SseEvent[] = [];
+    for (let i = 0; i < frame.length; i += 7) events.push(...d.push(frame.slice(i, i + 7)));
+    expect(events).toEqual([{ data }]);
+    expect(d.push(`data: ${"y".repeat(LIMIT - 7)}\ndata: \n\n`)).toEqual([{ data: "y".repeat(LIMIT - 7) + "\n" }]);
+  });
+
+  test("a line that grows past the bound over many chunks throws, before the line is ever joined", () => {
+    const d = createSseDecoder(LIMIT);
+    d.push("data: ");
+    let thrown: unknown = null;
+    let pushed = 0;
+    try {
+      for (; pushed < 100; pushed++) d.push("x".repeat(100));
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(SseEventTooLargeError);
+    expect((thrown as Error).message).toContain(String(LIMIT));
+    // Refused as soon as the line passed the bound: nothing more was buffered.
+    expect(pushed).toBe(9);
+  });
+
+  test("a line past the bound in one chunk, or ended by the chunk that crosses it, throws", () => {
+    expect(() => createSseDecoder(LIMIT).push(`data: ${"x".repeat(LIMIT + 1)}\n\n`)).toThrow(SseEventTooLargeError);
+    const d = createSseDecoder(LIMIT);
+    d.push("data: " + "x".repeat(LIMIT - 10));
+    expect(() => d.push("x".repeat(20) + "\n\n")).toThrow(SseEventTooLargeError);
+  });
+
+  test("an event of many short data lines that add up past the bound throws", () => {
+    const d = createSseDecoder(LIMIT);
+    expect(() => {
+      for (let i = 0; i < 100; i++) d.push(`data: ${"x".repeat(50)}\n`);
+    }).toThrow(SseEventTooLargeError);
+  });
+
+  test("the bound is per event: many events that add up past it pass", () => {
+    const d = createSseDecoder(LIMIT);
+    let count = 0;
+    for (let i = 0; i < 100; i++) count += d.push(`data: ${"x".repeat(500)}\n\n`).length;
+    expect(count).toBe(100);
   });
 });
 

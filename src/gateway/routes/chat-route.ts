@@ -47,6 +47,7 @@ export async function handleChatCompletions(deps: GatewayDeps, request: Request)
     call.upstreamTtfbMs = reply.ttfbMs;
     const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted), posted.sentJson);
     call.meter = source;
+    source.maxEventBytes = deps.config.maxUpstreamEventBytes;
     const ctx = { id: chatId(), created: Math.floor(deps.now() / 1000), model: call.model };
     const toolNames = functionToolNames(upstreamRequest.tools);
     if (translated.stream) return streamChunks(call, source, toolNames, { ...ctx, includeUsage: translated.includeUsage });

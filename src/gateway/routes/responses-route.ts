@@ -48,6 +48,7 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
     call.upstreamTtfbMs = reply.ttfbMs;
     const source = new UpstreamEventSource(reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted), posted.sentJson);
     call.meter = source;
+    source.maxEventBytes = deps.config.maxUpstreamEventBytes;
     const toolNames = functionToolNames(upstreamRequest.tools);
     if (wantsStream) return streamToCaller(deps, call, source, toolNames, keeper?.keeper ?? null);
     const response = await collectUpstream(call, source, toolNames, keeper ? (r) => keeper.keeper.finish(r) : undefined);

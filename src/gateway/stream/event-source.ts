@@ -3,7 +3,7 @@
  * keep-alive interval (the caller then writes a comment so proxies and clients keep the stream open).
  * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
  */
-import { createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
+import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
 import { streamErrorOf, usageOf } from "./upstream-events";
 import { STREAM_ENDED_EARLY } from "./failure";
 import type { OutputBound } from "./output-bound";
@@ -29,6 +29,8 @@ export class UpstreamEventSource implements UsageMeter {
   /** The latest response snapshot (from created / in_progress / terminal), for building a failure event. */
   snapshot: ResponseObject | null = null;
   lastSequence = -1;
+  /** The largest event (or line) buffered (GANTRY_MAX_UPSTREAM_EVENT_BYTES); a larger one makes read() throw. */
+  maxEventBytes = DEFAULT_MAX_EVENT_BYTES;
   /** UTF-8 bytes of the deltas read so far (text, reasoning, tool arguments): the output an estimate counts. */
   private outputBytes = 0;
 
@@ -50,7 +52,7 @@ export class UpstreamEventSource implements UsageMeter {
   /** Yields batches of events as they arrive, or IDLE after each silent keep-alive interval. Throws on transport errors and malformed events. */
   async *read(): AsyncGenerator<UpstreamEvent[] | typeof IDLE> {
     const reader = this.body.getReader();
-    const decoder = createSseDecoder();
+    const decoder = createSseDecoder(this.maxEventBytes);
     let pending: ReturnType<typeof reader.read> | null = null;
     try {
       for (;;) {

@@ -61,7 +61,7 @@ function matchingBrace(text: string, open: number): number {
   return -1;
 }
 
-export async function relayRaw(deps: Pick<GatewayDeps, "upstream">, call: GatewayCall, text: string): Promise<Response> {
+export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config">, call: GatewayCall, text: string): Promise<Response> {
   const reply = await deps.upstream.postResponses(text, call.upstreamAbort.signal, {
     raw: true,
     callerHeaders: call.request.headers,
@@ -88,7 +88,7 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream">, call: Gatewa
   async function* body(): AsyncGenerator<Uint8Array> {
     call.streamStarted = true;
     const reader = upstream.body!.getReader();
-    const decoder = createSseDecoder();
+    const decoder = createSseDecoder(deps.config.maxUpstreamEventBytes);
     let usage: ResponsesUsage | null = null;
     let jsonText = "";
     // Past MAX_JSON_USAGE_SCAN: the reply's last pieces, at most about JSON_TAIL_BYTES, for its trailing usage.

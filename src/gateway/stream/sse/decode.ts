@@ -28,7 +28,25 @@ const SPACE = 32;
 const DIGITS_ONLY = /^[0-9]+$/;
 const STREAM = { stream: true } as const;
 
-export function createSseDecoder(): SseDecoder {
+/**
+ * The default bound on one event (its data) or one line, in characters of decoded text (a byte each for the ASCII
+ * of JSON): far above any real event, big encrypted reasoning and tool arguments included.
+ */
+export const DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024;
+
+/** One event, or one line, larger than the decoder's bound: the stream is refused instead of buffered without end. */
+export class SseEventTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`an event was larger than the limit of ${limit} bytes`);
+    this.name = "SseEventTooLargeError";
+  }
+}
+
+/**
+ * `maxEventBytes` bounds what is buffered for one event: the line being assembled and the event's data. Past it,
+ * push() throws SseEventTooLargeError. Checked with running lengths, once per chunk and per data line.
+ */
+export function createSseDecoder(maxEventBytes = DEFAULT_MAX_EVENT_BYTES): SseDecoder {
   // ignoreBOM keeps the BOM in the text so that one rule strips it, whether the first chunk was bytes or a string.
   const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
   let started = false;
@@ -37,6 +55,7 @@ export function createSseDecoder(): SseDecoder {
   // Pieces of the current unterminated line; joined once, when its terminator arrives, so a long line that
   // trickles in over many chunks costs O(length), not O(length^2).
   let pending: string[] = [];
+  let pendingLength = 0;
 
   // Buffers of the event being assembled. `data === null` means no data line yet (the spec's empty buffer).
   let data: string | null = null;
@@ -83,6 +102,7 @@ export function createSseDecoder(): SseDecoder {
     if (first === 100 /* d */) {
       if (len >= 4 && text.startsWith("data", start) && (len === 4 || text.charCodeAt(start + 4) === COLON)) {
         const value = valueOf(text, start + 4, end);
+        if ((data === null ? value.length : data.length + 1 + value.length) > maxEventBytes) throw new SseEventTooLargeError(maxEventBytes);
         data = data === null ? value : data + LF + value;
       }
     } else if (first === 101 /* e */) {
@@ -135,9 +155,11 @@ export function createSseDecoder(): SseDecoder {
       }
 
       if (pending.length > 0) {
+        if (pendingLength + (end - pos) > maxEventBytes) throw new SseEventTooLargeError(maxEventBytes);
         pending.push(text.slice(pos, end));
         const line = pending.join("");
         pending = [];
+        pendingLength = 0;
         processLine(line, 0, line.length);
       } else {
         processLine(text, pos, end);
@@ -147,7 +169,11 @@ export function createSseDecoder(): SseDecoder {
       if (lf !== -1 && lf < pos) lf = text.indexOf(LF, pos);
       if (cr !== -1 && cr < pos) cr = text.indexOf(CR, pos);
     }
-    if (pos < text.length) pending.push(pos === 0 ? text : text.slice(pos));
+    if (pos < text.length) {
+      pendingLength += text.length - pos;
+      if (pendingLength > maxEventBytes) throw new SseEventTooLargeError(maxEventBytes);
+      pending.push(pos === 0 ? text : text.slice(pos));
+    }
   }
 
   function take(): SseEvent[] {
@@ -174,6 +200,7 @@ export function createSseDecoder(): SseDecoder {
       if (pending.length > 0) {
         const line = pending.join("");
         pending = [];
+        pendingLength = 0;
         processLine(line, 0, line.length);
       }
       dispatch();
