@@ -11,6 +11,7 @@ import { admit, authenticate, type AdmissionRequest, type Lease } from "./limits
 import type { CachedKey } from "./keys/key-cache";
 import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "./usage/settle";
 import type { ResponsesUsage } from "./responses-types";
+import { UpstreamRefusal } from "./upstream/upstream-errors";
 import { isStorageUnavailable, storageUnavailable } from "../store/storage-errors";
 
 const MAX_FAILURE_DELAY_MS = 5000;
@@ -230,6 +231,11 @@ export class GatewayCall {
     if (this.request.signal?.aborted) {
       await this.finish(499, "client_closed");
       return new Response(null, { status: 499, headers: this.headers() });
+    }
+    if (appErr instanceof UpstreamRefusal) {
+      // What the upstream said is for the operator, under this id; the caller gets the mapped error.
+      this.deps.log.warn("upstream refused the request", { requestId: this.requestId, upstreamStatus: appErr.upstreamStatus, detail: appErr.detail });
+      if (appErr.generic) appErr.message = `${appErr.message} (request ${this.requestId})`;
     }
     await this.finish(appErr.status, appErr.code);
     return errorResponse(appErr, this.headers(appErr.headers));

@@ -2,7 +2,7 @@
  * Maps upstream failures into the error envelope (pure). The upstream answers refusals either FastAPI-style
  * (`{"detail": "..."}`) or OpenAI-style (`{"error": {...}}`); both are understood.
  */
-import { AppError } from "../../errors";
+import { AppError, type AppErrorOptions, type ErrorCode } from "../../errors";
 
 export function parseUpstreamErrorBody(text: string): { message: string; code: string | null; type: string | null; param: string | null } {
   let parsed: any;
@@ -31,29 +31,130 @@ export function parseUpstreamErrorBody(text: string): { message: string; code: s
 }
 
 /**
- * Upstream 4xx: the caller's request was refused, so the caller gets the same status and message.
- * Upstream 401/403: the gateway's own upstream credential is at fault, not the caller's: 502.
- * Upstream 429: passed on with its Retry-After. 5xx: 502.
+ * An upstream refusal as the caller gets it, with what the upstream really said kept apart for the log
+ * (GatewayCall.fail logs `detail` under the request id; a `generic` message gets the request id appended).
  */
-export function mapUpstreamError(status: number, bodyText: string, retryAfter: string | null): AppError {
+export class UpstreamRefusal extends AppError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: AppErrorOptions,
+    readonly upstreamStatus: number,
+    /** The upstream's body (bounded, keys redacted): for the log only, never the caller. */
+    readonly detail: string,
+    /** The message says nothing of the upstream's own words: the request id is what lets an operator find them. */
+    readonly generic: boolean,
+  ) {
+    super(code, message, options);
+  }
+}
+
+const DETAIL_MAX = 2000;
+const MESSAGE_MAX = 500;
+/** Codes, types and params are passed on only when they look like identifiers (`invalid_value`, `input[0].content`). */
+const TOKEN = /^[A-Za-z0-9_.\-]{1,64}$/;
+const PARAM = /^[A-Za-z0-9_.\-[\]]{1,128}$/;
+
+const KEYS: Array<[RegExp, string]> = [
+  [/\bBearer\s+\S+/gi, "Bearer [key]"],
+  // API keys by their usual prefixes, and masked ones ("sk-proj-****abcd", "gk-...1234").
+  [/\b(?:sk|rk|pk|gk|gat|sess|key|api[-_]?key)[-_][A-Za-z0-9*._-]{6,}/gi, "[key]"],
+  [/\S*\*{3,}\S*/g, "[key]"],
+];
+const PLACES: Array<[RegExp, string]> = [
+  [/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>()]+/gi, "[url]"],
+  [/\b[A-Za-z]:\\[^\s"']+/g, "[path]"],
+  [/\[[0-9A-Fa-f:.]{2,}\](?::\d{1,5})?/g, "[host]"],
+  [/\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b/g, "[host]"],
+  [/\b[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*:\d{2,5}\b/g, "[host]"],
+  [
+    /\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:com|net|org|io|ai|dev|app|cloud|internal|local|localdomain|lan|corp|intra|intranet|home|svc|cluster|arpa)\b/gi,
+    "[host]",
+  ],
+  [/\blocalhost\b/gi, "[host]"],
+  // Absolute paths of two segments or more (a lone "/x" is too often something else).
+  [/(?<![\w\])}.:/-])(?:\/[\w.@~+-]+){2,}\/?/g, "[path]"],
+];
+
+function replaceAll(text: string, rules: Array<[RegExp, string]>): string {
+  let out = text;
+  for (const [re, by] of rules) out = out.replace(re, by);
+  return out;
+}
+
+/** What may be logged of an upstream body: bounded, credentials redacted. */
+export function upstreamDetail(text: string): string {
+  return replaceAll(text.length > DETAIL_MAX ? text.slice(0, DETAIL_MAX) + "…" : text, KEYS);
+}
+
+/**
+ * An upstream's message about the caller's request, fit to pass on: URLs, paths, host names, addresses and keys
+ * replaced by a placeholder, bounded. Null when nothing meaningful is left.
+ */
+export function safeUpstreamMessage(message: string): string | null {
+  const cleaned = replaceAll(replaceAll(message, KEYS), PLACES).replace(/\s+/g, " ").trim();
+  if (!/[A-Za-z]{2}/.test(cleaned.replace(/\[(?:url|path|host|key)\]/g, ""))) return null;
+  return cleaned.length > MESSAGE_MAX ? cleaned.slice(0, MESSAGE_MAX) + "…" : cleaned;
+}
+
+function token(v: string | null, re = TOKEN): string | null {
+  return v !== null && re.test(v) ? v : null;
+}
+
+/**
+ * The caller never gets the upstream's body verbatim (it can name internal hosts, paths, the gateway's masked key):
+ * - 401/403 (the gateway's own credential is at fault, not the caller's) and 5xx: 502 with a generic message;
+ * - 429: 429 with its Retry-After, a generic message (an upstream's names its organisation and limits);
+ * - other 4xx (the caller's request was refused): the same status, the upstream's `code`, `type` and `param` when
+ *   they look like identifiers, and its message when it sent one as JSON (`{"error":{"message"}}`, `{"detail"}`),
+ *   with URLs, paths, hosts and keys taken out ("Unsupported parameter: 'x'", context length exceeded, "Invalid
+ *   'input[0]'" stay readable); a body that is not JSON gets a generic message.
+ * What the upstream said goes to the log, under the request id.
+ */
+export function mapUpstreamError(status: number, bodyText: string, retryAfter: string | null): UpstreamRefusal {
   const body = parseUpstreamErrorBody(bodyText);
+  const detail = upstreamDetail(bodyText);
   if (status === 401 || status === 403) {
-    return new AppError("upstream_error", `The upstream refused the gateway's credentials (${status}): ${body.message}`);
+    return new UpstreamRefusal("upstream_error", `The upstream refused the gateway's credentials (${status}).`, {}, status, detail, true);
   }
   if (status === 429) {
-    return new AppError("too_many_requests", body.message, {
-      rawCode: body.code ?? "upstream_rate_limited",
-      type: body.type ?? "invalid_request_error",
-      headers: { "retry-after": retryAfter ?? "1" },
-    });
+    return new UpstreamRefusal(
+      "too_many_requests",
+      "Rate limit reached upstream; try again after the Retry-After delay.",
+      {
+        rawCode: token(body.code) ?? "upstream_rate_limited",
+        type: token(body.type) ?? "invalid_request_error",
+        headers: { "retry-after": retryAfter ?? "1" },
+      },
+      status,
+      detail,
+      true,
+    );
   }
   if (status >= 400 && status < 500) {
-    return new AppError("invalid_request", body.message, {
+    const message = isJson(bodyText) ? safeUpstreamMessage(body.message) : null;
+    return new UpstreamRefusal(
+      "invalid_request",
+      message ?? `The upstream refused the request (${status}).`,
+      {
+        status,
+        rawCode: token(body.code) ?? "upstream_invalid_request",
+        type: token(body.type) ?? "invalid_request_error",
+        param: token(body.param, PARAM),
+      },
       status,
-      rawCode: body.code ?? "upstream_invalid_request",
-      type: body.type ?? "invalid_request_error",
-      param: body.param,
-    });
+      detail,
+      message === null,
+    );
   }
-  return new AppError("upstream_error", `The upstream failed (${status}): ${body.message}`);
+  return new UpstreamRefusal("upstream_error", `The upstream failed (${status}).`, {}, status, detail, true);
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
