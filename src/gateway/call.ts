@@ -3,7 +3,7 @@
  * whether it ends in success, an error before headers, a failure in-band, or the caller going away.
  */
 import { AppError, errorResponse, isAppError } from "../errors";
-import { requestIdFor } from "../http/request-id";
+import { clientRequestIdOf, newRequestId } from "../http/request-id";
 import { bearerToken } from "../http/bearer";
 import { clientAddress } from "../http/client-address";
 import type { CallDeps } from "./gateway-deps";
@@ -30,7 +30,10 @@ export interface UsageMeter {
 const CUT_BY_CALLER = new Set(["client_closed", "caller_stalled"]);
 
 export class GatewayCall {
-  readonly requestId: string;
+  /** Gantry's own id of this call: the ledger row's unique id, and the `x-request-id` of the reply and the log line. */
+  readonly requestId = newRequestId();
+  /** The caller's X-Request-Id when well-formed: logged and echoed as `x-client-request-id`, never the ledger's id. */
+  readonly clientRequestId: string | null;
   readonly startedAt = performance.now();
   readonly startedAtMs: number;
   lease: Lease | null = null;
@@ -46,7 +49,7 @@ export class GatewayCall {
     readonly request: Request,
     readonly endpoint: Endpoint,
   ) {
-    this.requestId = requestIdFor(request);
+    this.clientRequestId = clientRequestIdOf(request);
     this.startedAtMs = deps.now();
   }
 
@@ -135,7 +138,8 @@ export class GatewayCall {
 
   /** Headers every reply of this call carries. */
   headers(extra?: Record<string, string>): Record<string, string> {
-    return { "x-request-id": this.requestId, ...this.lease?.headers, ...extra };
+    const client = this.clientRequestId === null ? undefined : { "x-client-request-id": this.clientRequestId };
+    return { "x-request-id": this.requestId, ...client, ...this.lease?.headers, ...extra };
   }
 
   /**
@@ -174,6 +178,7 @@ export class GatewayCall {
     this.deps.metrics?.gatewayRequest(this.endpoint, status, errorCode, (endedAt - this.startedAt) / 1000, this.upstreamTtfbMs);
     this.deps.log.info("request", {
       requestId: this.requestId,
+      clientRequestId: this.clientRequestId ?? undefined,
       route: this.endpoint,
       status,
       keyId: this.lease?.key.key.id ?? null,

@@ -12,7 +12,16 @@ export function newRequestId(): string {
   return PREFIX + (counter++).toString(36);
 }
 
-export function requestIdFor(request: Request): string {
+/** The caller's own X-Request-Id when it looks like an id (1-128 of A-Z a-z 0-9 . _ : -), else null. */
+export function clientRequestIdOf(request: Request): string | null {
   const given = request.headers.get("x-request-id");
-  return given && SAFE_ID.test(given) ? given : newRequestId();
+  return given && SAFE_ID.test(given) ? given : null;
+}
+
+/**
+ * The id of a request that writes no ledger row (site, admin): the caller's when well-formed, else a new one. A
+ * gateway call never takes the caller's as its own (GatewayCall.requestId is the ledger's unique id).
+ */
+export function requestIdFor(request: Request): string {
+  return clientRequestIdOf(request) ?? newRequestId();
 }

@@ -97,8 +97,10 @@ describe("/metrics", () => {
     await fetch(`${g.url}/api/v1/announcements?surface=client`, { headers: { "x-request-id": "req-site-1" } });
     // No wait: both lines are written before the reply leaves (gateway/call.ts, http/request-log.ts).
     const lines = g.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === "request");
-    const gateway = lines.filter((l) => l.requestId === "req-gateway-1");
+    // The caller's id is logged beside Gantry's own, which is the reply's x-request-id (and the ledger's).
+    const gateway = lines.filter((l) => l.clientRequestId === "req-gateway-1");
     expect(gateway).toHaveLength(1);
+    expect(gateway[0].requestId).toBe(res.headers.get("x-request-id"));
     expect(gateway[0]).toMatchObject({ route: "responses", status: 200, model: "demo-mini" });
     expect(gateway[0].keyId).toStartWith("key_");
     const site = lines.filter((l) => l.requestId === "req-site-1");
