@@ -1,5 +1,5 @@
 /**
- * The thin shell around createApp: Bun.serve on the configured address, no idle cut on gateway streams,
+ * The thin shell around createApp: Bun.serve on the configured address, idle cuts held off only by admitted long replies,
  * HTTPS with certificate reloads, an optional plain-HTTP redirect listener, and a graceful stop (stop
  * accepting, let in-flight requests finish up to the grace period, flush, close).
  */
@@ -7,6 +7,7 @@ import type { Server } from "bun";
 import { readFileSync, statSync } from "node:fs";
 import { createApp } from "./app";
 import { recordClientAddress } from "./http/client-address";
+import { recordConnectionHold } from "./http/connection-hold";
 import { badTargetResponse, pathnameOf, shellErrorResponse } from "./http/errors";
 import { routableRequest } from "./http/routable-url";
 import type { AppDeps } from "./deps";
@@ -17,20 +18,6 @@ export interface RunningServer {
   /** Re-reads the certificate and key; keeps serving the old ones if the new files are unusable. */
   reloadTls(): boolean;
   stop(graceMs?: number): Promise<void>;
-}
-
-/**
- * Routes whose replies may stay silent for long: streams, stream:false calls waiting on the upstream,
- * downloads, and the back office's release operations (a sync answers when it has mirrored everything;
- * an upload of a large installer takes minutes).
- */
-function isLongLived(pathname: string): boolean {
-  return (
-    pathname.endsWith("/responses") ||
-    pathname.endsWith("/chat/completions") ||
-    pathname.startsWith("/dl/") ||
-    pathname.startsWith("/admin/api/releases")
-  );
 }
 
 /**
@@ -77,16 +64,19 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
       reusePort: tls !== null,
       tls: tls ? { cert: readFileSync(tls.cert, "utf8"), key: readFileSync(tls.key, "utf8") } : undefined,
       maxRequestBodySize: Math.max(config.maxBodyBytes + 1024 * 1024, MAX_UPLOAD_BYTES),
-      idleTimeout: 60,
+      // Seconds a connection may send nothing; held off by routes with long replies (connection-hold.ts).
+      idleTimeout: config.idleTimeoutSeconds,
       // Never Bun's own error page (in development mode it shows source lines): the envelope, always.
       error: (err) => shellErrorResponse(err, log),
       fetch(request, srv) {
         const pathname = pathnameOf(request.url);
         if (pathname === null) return badTargetResponse();
-        if (isLongLived(pathname)) srv.timeout(request, 0);
         const original = request;
+        // Each request starts with the idle cut on, whatever the request before it on this connection did.
+        srv.timeout(original, config.idleTimeoutSeconds);
         request = routableRequest(request, srv);
         recordClientAddress(request, () => srv.requestIP(original)?.address, trusted);
+        recordConnectionHold(request, { hold: () => srv.timeout(original, 0), release: () => srv.timeout(original, config.idleTimeoutSeconds) });
         if (!hsts) return app.handle(request);
         return app.handle(request).then((res) => withHeader(res, "strict-transport-security", hsts));
       },

@@ -15,6 +15,7 @@
  *   DELETE /:version/assets/:asset
  *   GET    /:version/assets/:asset/downloads  downloads per UTC day
  */
+import { holdConnection, releaseConnection } from "../http/connection-hold";
 import { Elysia, t } from "elysia";
 import type { Config } from "../config";
 import type { ReleaseServices } from "../site/releases/release-services";
@@ -85,6 +86,9 @@ export function releasesApi(deps: ReleasesApiDeps) {
   const view = async (version: string) => releaseView(await catalog.find(version));
 
   return new Elysia({ name: "admin-releases", prefix: "/admin/api/releases" })
+    // Authenticated by the guard already: a sync, a mirrored URL asset or an upload may take minutes.
+    .onBeforeHandle(({ request }) => holdConnection(request))
+    .onAfterResponse(({ request }) => releaseConnection(request))
     .get("/", async () => ({ object: "list", data: sortNewestFirst(await store.list()).map(releaseView) }))
     .post(
       "/",

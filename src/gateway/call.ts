@@ -6,6 +6,7 @@ import { AppError, errorResponse, isAppError } from "../errors";
 import { clientRequestIdOf, newRequestId } from "../http/request-id";
 import { bearerToken } from "../http/bearer";
 import { clientAddress } from "../http/client-address";
+import { holdConnection, releaseConnection } from "../http/connection-hold";
 import type { CallDeps } from "./gateway-deps";
 import { admit, authenticate, type AdmissionRequest, type Lease } from "./limits/admission";
 import type { CachedKey } from "./keys/key-cache";
@@ -103,6 +104,8 @@ export class GatewayCall {
     // Work whose usage could not be recorded would be withheld anyway: refused before it costs anything.
     this.deps.ledgerHealth?.check();
     this.lease = await admit(this.deps.admission, this.key, req);
+    // Admitted: its reply may run for minutes (until settlement, which puts the idle cut back).
+    holdConnection(this.request);
     return this.lease;
   }
 
@@ -173,6 +176,7 @@ export class GatewayCall {
   }
 
   private record(status: number, errorCode: string | null, usage: ResponsesUsage | null): Promise<void> {
+    releaseConnection(this.request);
     const { tokens, estimated } = this.tokensOf(errorCode, usage);
     const endedAt = performance.now();
     this.deps.metrics?.gatewayRequest(this.endpoint, status, errorCode, (endedAt - this.startedAt) / 1000, this.upstreamTtfbMs);

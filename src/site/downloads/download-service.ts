@@ -2,6 +2,7 @@
  * The two steps of a download: `/api/v1/download/{id}` mints a short-lived token and redirects to
  * `/dl/{token}`; `/dl/{token}` checks the token and serves the bytes from the mirror, else by proxy.
  */
+import { holdConnection } from "../../http/connection-hold";
 import type { Config } from "../../config";
 import { AppError, errorResponse } from "../../errors";
 import type { Logger } from "../../log";
@@ -82,6 +83,9 @@ export class DownloadService {
       return errorResponse(new AppError(verdict.status === 404 ? "not_found" : "gone", TOKEN_REASON_TEXT[verdict.reason]));
     }
     const a = asset!;
+    // A live link: the transfer may take long (Bun's idle cut counts only what the client sends). The next request
+    // on this connection starts with the cut on again.
+    holdConnection(request);
     const hooks = {
       consume: () => tokens.consumeToken(key, this.deps.now()),
       count: () => {
