@@ -14,6 +14,7 @@ import type { NormalizeOptions } from "./gateway/translate/normalize";
 import { Upstream } from "./gateway/upstream/upstream";
 import { createPriceLookup, createSettler, type Settler } from "./gateway/usage/settle";
 import { LedgerHealth } from "./gateway/usage/ledger-health";
+import { StallWatch } from "./gateway/stream/stall-watch";
 import { createLogger, type Logger } from "./log";
 import { AdminAuth } from "./http/admin-auth";
 import { FailureThrottle } from "./http/throttle";
@@ -53,6 +54,8 @@ export interface AppDeps {
   settler: Settler;
   /** Whether the ledger can be written; gateway requests are refused while it cannot. */
   ledgerHealth: LedgerHealth;
+  /** Gives up streams whose caller stopped reading (GANTRY_WRITE_STALL_SECONDS). */
+  stalls: StallWatch;
   admission: AdmissionDeps;
   upstream: Upstream;
   quirks: ParameterQuirks;
@@ -173,6 +176,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     onSettled: (o) => metrics?.tokensSettled(o.tokens.inputTokens, o.tokens.outputTokens),
   });
   const ledgerHealth = new LedgerHealth(() => ledger.probe(), log);
+  const stalls = new StallWatch(config.writeStallSeconds * 1000);
   const upstream = new Upstream({
     baseUrl: config.upstreamUrl,
     apiKey: config.upstreamKey,
@@ -199,6 +203,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     ledger,
     settler,
     ledgerHealth,
+    stalls,
     admission: { keys: keyCache, limiter, priceOf, now },
     upstream,
     responses: stores.responses,
@@ -218,6 +223,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     async close() {
       keyCache.stop();
       ledgerHealth.stop();
+      stalls.stop();
       releases.close();
       await engagement.close();
       limiter.close();

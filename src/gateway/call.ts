@@ -139,6 +139,15 @@ export class GatewayCall {
     else signal.addEventListener("abort", abandon, { once: true });
   }
 
+  /**
+   * The caller stopped reading (StallWatch): its upstream is aborted and the call settled as cut by the caller,
+   * which frees its lease and puts the idle cut back, so the server closes the silent connection.
+   */
+  stalled(): void {
+    this.upstreamAbort.abort();
+    void this.finish(499, "caller_stalled");
+  }
+
   /** Headers every reply of this call carries. */
   headers(extra?: Record<string, string>): Record<string, string> {
     const client = this.clientRequestId === null ? undefined : { "x-client-request-id": this.clientRequestId };

@@ -14,6 +14,7 @@ import type { StoredResponseRepository } from "./responses/stored-response-repos
 import type { ParameterQuirks } from "./upstream/unsupported-params";
 import type { Settler } from "./usage/settle";
 import type { LedgerHealth } from "./usage/ledger-health";
+import type { StallWatch } from "./stream/stall-watch";
 
 /** One call's life: authentication, admission, settlement, its log line and metrics. */
 export interface CallDeps {
@@ -37,4 +38,6 @@ export interface GatewayDeps extends CallDeps {
   /** Parameters the upstream refuses, per model (learnt from its 400s, and the configured ones). */
   quirks: ParameterQuirks;
   models: Pick<ModelList, "get">;
+  /** Gives up streams whose caller stopped reading. */
+  stalls: Pick<StallWatch, "track" | "untrack">;
 }

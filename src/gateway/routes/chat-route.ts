@@ -50,7 +50,7 @@ export async function handleChatCompletions(deps: GatewayDeps, request: Request)
     source.maxEventBytes = deps.config.maxUpstreamEventBytes;
     const ctx = { id: chatId(), created: Math.floor(deps.now() / 1000), model: call.model };
     const toolNames = functionToolNames(upstreamRequest.tools);
-    if (translated.stream) return streamChunks(call, source, toolNames, { ...ctx, includeUsage: translated.includeUsage });
+    if (translated.stream) return streamChunks(deps, call, source, toolNames, { ...ctx, includeUsage: translated.includeUsage });
     const response = await collectUpstream(call, source, toolNames);
     return Response.json(responsesToChat(response, ctx), { headers: call.headers() });
   } catch (err) {
@@ -60,6 +60,7 @@ export async function handleChatCompletions(deps: GatewayDeps, request: Request)
 }
 
 function streamChunks(
+  deps: GatewayDeps,
   call: GatewayCall,
   source: UpstreamEventSource,
   toolNames: Set<string>,
@@ -75,20 +76,29 @@ function streamChunks(
 
   async function* body(): AsyncGenerator<string> {
     call.streamStarted = true;
+    const stall = deps.stalls.track(() => call.stalled());
     let status = 200;
     let errorCode: string | null = null;
     let held = "";
     try {
       for await (const batch of source.read()) {
         if (batch === IDLE) {
+          stall.waiting = true;
+          stall.chunks++;
           yield SSE_KEEPALIVE;
+          stall.waiting = false;
           continue;
         }
         let out = "";
         for (const { ev } of batch) for (const o of rewriter.push(ev)) out += encodeAll(translator.push(o));
         // The batch with the terminal event waits for the ledger commit below, with [DONE].
         if (source.terminal) held += out;
-        else if (out) yield out;
+        else if (out) {
+          stall.waiting = true;
+          stall.chunks++;
+          yield out;
+          stall.waiting = false;
+        }
       }
       let out = held;
       for (const o of rewriter.finish()) out += encodeAll(translator.push(o));
@@ -119,6 +129,7 @@ function streamChunks(
       await call.finish(status, errorCode, source.usage);
       yield held + encodeAll(translator.fail({ message: e.message, type: e.type, code: e.code })) + SSE_DONE;
     } finally {
+      deps.stalls.untrack(stall);
       // After the terminal event the source has already released the upstream body; aborting then only costs.
       if (!source.terminal) call.upstreamAbort.abort();
       // Unsettled and still "200" here: the server abandoned the body at a yield, because the caller went away

@@ -97,13 +97,17 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
 
   async function* body(): AsyncGenerator<string> {
     call.streamStarted = true;
+    const stall = deps.stalls.track(() => call.stalled());
     let status = 200;
     let errorCode: string | null = null;
     let held = "";
     try {
       for await (const batch of source.read()) {
         if (batch === IDLE) {
+          stall.waiting = true;
+          stall.chunks++;
           yield SSE_KEEPALIVE;
+          stall.waiting = false;
           continue;
         }
         let out = "";
@@ -112,7 +116,12 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
         }
         // The batch with the terminal event waits for the ledger commit below.
         if (source.terminal) held += out;
-        else if (out) yield out;
+        else if (out) {
+          stall.waiting = true;
+          stall.chunks++;
+          yield out;
+          stall.waiting = false;
+        }
       }
       let out = held;
       for (const o of rewriter.finish()) out += encode(o, null);
@@ -144,6 +153,7 @@ function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEv
       await call.finish(status, errorCode, source.usage);
       yield held + encode(failedResponseEvent(source.snapshot, lastSequence + 1, errorCode, `The upstream stream failed: ${message}`, call.startedAtMs), null);
     } finally {
+      deps.stalls.untrack(stall);
       // After the terminal event the source has already released the upstream body; aborting then only costs.
       if (!source.terminal) call.upstreamAbort.abort();
       // Unsettled and still "200" here: the server abandoned the body at a yield, because the caller went away

@@ -61,7 +61,7 @@ function matchingBrace(text: string, open: number): number {
   return -1;
 }
 
-export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config">, call: GatewayCall, text: string): Promise<Response> {
+export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config" | "stalls">, call: GatewayCall, text: string): Promise<Response> {
   const reply = await deps.upstream.postResponses(text, call.upstreamAbort.signal, {
     raw: true,
     callerHeaders: call.request.headers,
@@ -87,6 +87,7 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config">, c
 
   async function* body(): AsyncGenerator<Uint8Array> {
     call.streamStarted = true;
+    const stall = deps.stalls.track(() => call.stalled());
     const reader = upstream.body!.getReader();
     const decoder = createSseDecoder(deps.config.maxUpstreamEventBytes);
     let usage: ResponsesUsage | null = null;
@@ -117,7 +118,12 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config">, c
             tailLength += piece.length;
             while (tail.length > 1 && tailLength - tail[0]!.length >= JSON_TAIL_BYTES) tailLength -= tail.shift()!.length;
           }
-          if (heldJson) yield heldJson;
+          if (heldJson) {
+            stall.waiting = true;
+            stall.chunks++;
+            yield heldJson;
+            stall.waiting = false;
+          }
           heldJson = value;
           continue;
         }
@@ -139,7 +145,10 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config">, c
           }
         }
         if (terminal) await call.finish(finalStatus, errorCode, usage);
+        stall.waiting = true;
+        stall.chunks++;
         yield value;
+        stall.waiting = false;
       }
       if (isJson) {
         if (tail.length > 0) usage = lastUsageObject(tail.join(""));
@@ -159,6 +168,7 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config">, c
       errorCode = call.upstreamAbort.signal.aborted ? "client_closed" : "upstream_stream_error";
       if (!call.upstreamAbort.signal.aborted) throw err;
     } finally {
+      deps.stalls.untrack(stall);
       if (!ended) {
         reader.cancel().catch(() => {});
         call.upstreamAbort.abort();
