@@ -257,6 +257,36 @@ describe("GET /api/v1/latest", () => {
   });
 });
 
+describe("a filtered document names a release with something to download for the filter", () => {
+  test("a newer Windows-only release leaves macOS and Linux on 1.2.0; an unavailable asset does not count", async () => {
+    const res = await g.admin("/admin/api/releases", {
+      method: "POST",
+      body: JSON.stringify({
+        version: "1.3.0",
+        assets: [
+          { name: "Gantry-1.3.0-x64-setup.exe", url: "https://downloads.example.com/1.3.0.exe" },
+          { name: "Gantry-1.3.0-x86_64.AppImage", url: "" },
+        ],
+      }),
+    });
+    expect(res.status).toBe(201);
+    const version = async (q: string) => (await (await fetch(`${g.url}/api/v1/latest${q}`)).json()).version;
+    expect(await version("")).toBe("1.3.0");
+    expect(await version("?platform=windows")).toBe("1.3.0");
+    expect(await version("?platform=windows&arch=x64&file_type=exe")).toBe("1.3.0");
+    expect(await version("?platform=macos")).toBe("1.2.0");
+    expect(await version("?platform=linux&file_type=appimage")).toBe("1.2.0");
+    expect(await version("?file_type=dmg")).toBe("1.2.0");
+    const mac = await (await fetch(`${g.url}/api/v1/latest?platform=macos&arch=arm64`)).json();
+    expect(mac.assets.map((a: any) => a.name)).toEqual(["Gantry-1.2.0-arm64.dmg"]);
+    // Nothing for that filter anywhere: the empty document, not a release with no file.
+    const none = await (await fetch(`${g.url}/api/v1/latest?platform=windows&file_type=dmg`)).json();
+    expect(none).toMatchObject({ version: "", assets: [] });
+    expect((await g.admin("/admin/api/releases/1.3.0", { method: "DELETE" })).status).toBe(204);
+    expect(await version("?platform=windows")).toBe("1.2.0");
+  });
+});
+
 describe("GET /update/latest.json", () => {
   test("the latest web zip with its hash, size, minAppVersion, notes and date; same revalidation", async () => {
     const res = await fetch(`${g.url}/update/latest.json`);

@@ -4,6 +4,7 @@ import {
   buildLatestDocument,
   buildLegacyManifest,
   parseLatestQuery,
+  pickLatestFor,
   pickLatestRelease,
   rankReleases,
   type SiteContext,
@@ -201,6 +202,30 @@ describe("pickLatestRelease", () => {
   test("nothing eligible -> null", () => {
     expect(pickLatestRelease([])).toBeNull();
     expect(pickLatestRelease([r("1.0.0-rc.1")])).toBeNull();
+  });
+});
+
+describe("pickLatestFor", () => {
+  const releases = () => [
+    release("1.4.0", [asset("Gantry-1.4.0-x64-setup.exe"), asset("Gantry-1.4.0-arm64.dmg", { mirrored: false, upstreamUrl: null })]),
+    release("1.3.0", [asset("Gantry-1.3.0-arm64.dmg", { mirrored: false, upstreamUrl: "https://gh/x.dmg" }), asset("checksums.txt")]),
+    release("1.2.0", [asset("Gantry-1.2.0-x86_64.AppImage"), asset("Gantry-1.2.0-universal.dmg")]),
+    release("2.0.0-beta.1", [asset("Gantry-2.0.0-beta.1-x86_64.AppImage")]),
+  ];
+  test("no filter: the latest release, whatever its assets", () => {
+    expect(pickLatestFor(releases(), {})?.version).toBe("1.4.0");
+    expect(pickLatestFor([release("1.5.0", [])], {})?.version).toBe("1.5.0");
+  });
+  test("a filter: the newest release with a downloadable matching asset", () => {
+    const pick = (raw: Record<string, string>) => pickLatestFor(releases(), parseLatestQuery(raw))?.version ?? null;
+    expect(pick({ platform: "windows" })).toBe("1.4.0");
+    // 1.4.0's dmg has no bytes anywhere (unavailable): skipped; 1.3.0's is proxied: counts.
+    expect(pick({ platform: "macos" })).toBe("1.3.0");
+    expect(pick({ platform: "macos", arch: "x64" })).toBe("1.2.0"); // the universal dmg answers x64
+    expect(pick({ platform: "linux" })).toBe("1.2.0"); // never the pre-release
+    expect(pick({ file_type: "txt" })).toBe("1.3.0");
+    expect(pick({ platform: "web" })).toBeNull();
+    expect(pickLatestFor(releases(), { platform: "linux" }, { includePrerelease: true })?.version).toBe("2.0.0-beta.1");
   });
 });
 

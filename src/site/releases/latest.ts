@@ -4,7 +4,7 @@
  */
 import { AppError } from "../../errors";
 import { assetSource, markRecommended, normalizeArch, normalizeFileType, normalizePlatform, pickWebZip } from "./classify";
-import type { Arch, AssetSource, AssetWithRecommendation, LatestQuery, Platform, Release } from "../types";
+import type { Arch, Asset, AssetSource, AssetWithRecommendation, LatestQuery, Platform, Release } from "../types";
 import { compareVersions, isPrerelease, isValidVersion, normalizeVersion } from "./versions";
 import { readParam } from "../query-params";
 
@@ -117,6 +117,32 @@ export function pickLatestRelease(
   return rankReleases(releases, opts)[0] ?? null;
 }
 
+/** Some filter of the query is set (platform, arch or file type). */
+export function isFilteredQuery(q: LatestQuery): boolean {
+  return Boolean(q.platform || q.arch || q.fileType);
+}
+
+/** The release has an asset that matches the filters and has bytes to serve (mirrored or proxied). */
+export function hasDownloadFor(release: Release, q: LatestQuery): boolean {
+  return release.assets.some((a) => matches(a, q) && assetSource(a) !== "unavailable");
+}
+
+/**
+ * The release /api/v1/latest answers for this query. Without filters: the latest release. With filters: the
+ * newest eligible release that has something to download for them (a matching asset that is not
+ * `unavailable`), so a release published for one platform never hides the previous one of another; null
+ * when no release has (the document is then the empty one, like before the first release).
+ */
+export function pickLatestFor(
+  releases: readonly Release[],
+  query: LatestQuery,
+  opts: { includePrerelease?: boolean } = {},
+): Release | null {
+  const ranked = rankReleases(releases, opts);
+  if (!isFilteredQuery(query)) return ranked[0] ?? null;
+  return ranked.find((r) => hasDownloadFor(r, query)) ?? null;
+}
+
 /**
  * Query of GET /api/v1/latest. Empty values count as absent; an unknown value is a 400 rather than a filter
  * that silently matches everything (or nothing). Aliases are accepted (`darwin`, `aarch64`, `appimage`).
@@ -151,7 +177,7 @@ function badParam(name: string, value: string, allowed: string): AppError {
   });
 }
 
-function matches(a: AssetWithRecommendation, q: LatestQuery): boolean {
+function matches(a: Pick<Asset, "platform" | "arch" | "fileType">, q: LatestQuery): boolean {
   if (q.platform && a.platform !== q.platform) return false;
   // A universal build runs on every arch, so it answers any arch filter.
   if (q.arch && a.arch !== q.arch && a.arch !== "universal") return false;

@@ -8,7 +8,7 @@ import type { Config } from "../../config";
 import type { ChangeFeed } from "../../store/change-feed";
 import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
-import { buildLatestDocument, buildLegacyManifest, parseLatestQuery, pickLatestRelease } from "./latest";
+import { buildLatestDocument, buildLegacyManifest, parseLatestQuery, pickLatestFor } from "./latest";
 import { DOCUMENT_CACHE_CONTROL, revalidatedBody } from "../revalidation";
 import { DocumentCache, whenReady } from "../document-cache";
 import { HEARTBEAT_INTERVAL_SECONDS, ONLINE_WINDOW_SECONDS } from "../heartbeats/heartbeat-input";
@@ -36,7 +36,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
         const q = parseLatestQuery(query as Record<string, unknown>);
         const baseUrl = publicBaseUrl(request, deps.config);
         const doc = documents.get(`latest\n${baseUrl}\n${q.platform ?? ""}\n${q.arch ?? ""}\n${q.fileType ?? ""}`, async () =>
-          buildLatestDocument(pickLatestRelease(await store.list()), q, {
+          buildLatestDocument(pickLatestFor(await store.list(), q), q, {
             baseUrl,
             heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS,
             onlineWindowSeconds: ONLINE_WINDOW_SECONDS,
