@@ -127,6 +127,20 @@ export function releaseRepositoryConformance(backend: string, make: () => Promis
       expect((await releases.list()).map((r) => r.version)).toEqual(["2.0.0"]);
     });
 
+    test("an id is never handed out twice, even after a delete", async () => {
+      // A download link names an asset by id: a reused id would hand an old link another file.
+      const { releases } = await open();
+      const r = (await releases.publish(put("1.0.0"), [{ name: "a", classification: {}, fields: mirrored(SHA_A) }])).release;
+      const first = r.assets[0]!.id;
+      await releases.deleteAsset(first);
+      const { asset: second } = await releases.putAsset(r.id, { name: "b", classification: {}, fields: {} });
+      expect(second.id).not.toBe(first);
+      await releases.delete(r.id);
+      const again = (await releases.publish(put("1.0.0"), [{ name: "a", classification: {}, fields: mirrored(SHA_A) }])).release;
+      expect([first, second.id]).not.toContain(again.assets[0]!.id);
+      expect(again.assets[0]!.id).toBeGreaterThan(second.id);
+    });
+
     test("every committed write is reported as a change; reads are not", async () => {
       const { releases, changes } = await open();
       const start = changes();
