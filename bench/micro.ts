@@ -9,13 +9,13 @@ import { GANTRY_SOURCE } from "./servers";
 import type { ResponsesStreamEvent } from "../src/gateway/responses-types";
 // From the checkout under test (GANTRY_BENCH_SOURCE), so two versions of the code can be compared.
 const src = (p: string) => import(join(GANTRY_SOURCE, "src", p));
-const { createSseDecoder, parseStreamEvent } = await src("gateway/sse/decode.ts");
-const { encodeData, encodeEvent } = await src("gateway/sse/encode.ts");
-const { normalizeResponsesRequest } = await src("gateway/normalize.ts");
-const { createResponsesStreamRewriter } = await src("gateway/stream-rewrite.ts");
+const { createSseDecoder, parseStreamEvent } = await src("gateway/stream/sse/decode.ts");
+const { encodeData, encodeEvent } = await src("gateway/stream/sse/encode.ts");
+const { normalizeResponsesRequest } = await src("gateway/translate/normalize.ts");
+const { createResponsesStreamRewriter } = await src("gateway/stream/stream-rewrite.ts");
 const { createChatStreamTranslator } = await src("gateway/translate/stream-to-chat.ts");
 const { chatToResponses } = await src("gateway/translate/chat-to-responses.ts");
-const { createResponseCollector } = await src("gateway/collect.ts");
+const { createResponseCollector } = await src("gateway/stream/collect.ts");
 const { sha256Hex } = await src("secrets.ts");
 import { benchStreamFrames } from "./upstream-frames";
 import { RESPONSES_STREAM_BODY } from "./scenarios";
