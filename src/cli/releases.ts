@@ -1,6 +1,7 @@
 /** `gantry releases ...`: publish, sync, list, delete (plus update, classify) — the same rules as /admin/api/releases. */
 import { AppError } from "../errors";
 import { checkVersion, parsePublishArgument } from "../site/releases/release-catalog";
+import { withPublishPlatform } from "../site/releases/publish-platform";
 import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
 import { formatBytes, terminalProgress } from "../site/releases/sync-progress";
 import { configuredTokenFor } from "../site/releases/sync-github";
@@ -19,7 +20,9 @@ const JSON_OPTION = { json: { type: "boolean" } } as const;
 const PUBLISH_HELP = `FILE is a local path (copied into the mirror; SHA-256 computed from the copied bytes) or NAME=URL
 (an asset known only by its upstream address, served by proxy; an empty URL makes it unavailable).
 Publishing to an existing version adds the files (a file of the same name is replaced).
-Platform, arch and file type are derived from each file name (change them with gantry releases classify).`;
+Platform, arch and file type are derived from each file name (change them with gantry releases classify).
+A file whose platform the name does not tell is refused unless --platform and --arch are given; they then
+classify every FILE of the command (--arch may be left out for --platform web).`;
 
 const SYNC_HELP = `Mirrors releases and their assets from GitHub Releases (or a compatible API), with a progress bar on a terminal.
 --github defaults to GANTRY_SYNC_GITHUB, --api-url to GANTRY_SYNC_API_URL, --token to GANTRY_SYNC_TOKEN
@@ -101,16 +104,18 @@ export const releasesGroup: Group = {
   commands: [
     {
       name: "releases publish",
-      args: "VERSION FILE... [--notes TEXT] [--min-app-version V] [--prerelease] [--published-at ISO] [--json]",
+      args: "VERSION FILE... [--platform P --arch A] [--notes TEXT] [--min-app-version V] [--prerelease] [--published-at ISO] [--json]",
       summary: "publish a release from local files or URLs",
       details: PUBLISH_HELP,
-      options: { ...META_OPTIONS, ...JSON_OPTION },
+      options: { ...META_OPTIONS, platform: { type: "string" }, arch: { type: "string" }, ...JSON_OPTION },
       positionals: true,
       settings: STORE,
       run: ({ values, positionals }) => {
         const [version, ...files] = positionals;
         if (!version || files.length === 0) throw new UsageError("needs VERSION and at least one FILE");
-        const sources = asUsage(() => files.map(parsePublishArgument));
+        const sources = asUsage(() =>
+          withPublishPlatform(files.map(parsePublishArgument), { platform: values.platform as string | undefined, arch: values.arch as string | undefined }),
+        );
         // Checked before the store is opened: refused input never creates a database.
         asUsage(() => checkVersion(version));
         return withStore(values, async (deps) => {

@@ -343,3 +343,37 @@ describe("operator changes", () => {
     expect(await mirror.has(sha256(files["Gantry-1.1.0-x64-setup.exe"]))).toBe(true);
   });
 });
+
+describe("publishing a file whose platform the name does not tell", () => {
+  test("is refused naming the file and --platform/--arch, creating nothing; with both it is published so classified", async () => {
+    const dir = tempDir("release-unknown-platform");
+    const file = join(filesDir, "tool.bin");
+    writeFileSync(file, sample("tool.bin", 500));
+    const refused = await cli(dir, "publish", "3.0.0", file, join(filesDir, "Gantry-1.2.0-x64-setup.exe"));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("'tool.bin'");
+    expect(refused.stderr).toContain("--platform");
+    expect(refused.stderr).toContain("--arch");
+    // Checked before the store is opened: no database was created.
+    expect((await cli(dir, "list")).code).toBe(1);
+
+    const noArch = await cli(dir, "publish", "3.0.0", file, "--platform", "linux");
+    expect(noArch.code).toBe(2);
+    expect(noArch.stderr).toContain("--arch");
+    expect((await cli(dir, "publish", "3.0.0", file, "--platform", "beos", "--arch", "x64")).code).toBe(2);
+
+    const ok = await cli(dir, "publish", "3.0.0", file, "tool-extra=", "--platform", "linux", "--arch", "aarch64", "--json");
+    expect(ok.stderr).toContain("created a new one");
+    expect(ok.code).toBe(0);
+    const assets = JSON.parse(ok.stdout).assets;
+    expect(assets.find((a: any) => a.name === "tool.bin")).toMatchObject({ platform: "linux", arch: "arm64", source: "mirror" });
+    expect(assets.find((a: any) => a.name === "tool-extra")).toMatchObject({ platform: "linux", arch: "arm64", source: "unavailable" });
+
+    // Side files have no platform by nature and need no flags.
+    const side = join(filesDir, "latest.yml");
+    writeFileSync(side, "version: 3.0.0\n");
+    expect((await cli(dir, "publish", "3.0.0", side)).code).toBe(0);
+    // The operator's classification is kept by a later re-publish of the same name.
+    expect((await cli(dir, "publish", "3.0.0", file, "--platform", "linux", "--arch", "arm64")).code).toBe(0);
+  });
+});

@@ -33,10 +33,14 @@ const NOT_SYNCED = {
   mirrorPending: false,
 } as const;
 
-export type PublishSource =
+export type PublishSource = (
   | { kind: "file"; path: string; name: string }
   /** `url` "" = known by name only: listed as unavailable. */
-  | { kind: "url"; name: string; url: string };
+  | { kind: "url"; name: string; url: string }
+) & {
+  /** Given by the operator (publish --platform/--arch: publish-platform.ts); kept like a `classify`. */
+  classification?: Pick<AssetFields, "platform" | "arch">;
+};
 
 export interface ReleaseMeta {
   notes?: string;
@@ -201,7 +205,9 @@ export class ReleaseCatalog {
         const obj = stored.get(s.name);
         return {
           name: s.name,
-          classification: classifyAsset(s.name),
+          classification: s.classification
+            ? { ...classifyAsset(s.name), ...s.classification, classifiedByOperator: true }
+            : classifyAsset(s.name),
           fields: {
             ...(obj
               ? { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null }
