@@ -9,6 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseIp, parseProxyRange } from "./http/ip-ranges";
+import { isPublicKeySetting } from "./site/releases/minisign";
 
 type Kind = "string" | "int" | "number" | "bool" | "list" | "json";
 
@@ -89,6 +90,7 @@ export const ConfigSchema = Type.Object({
   syncPrereleases: Type.Boolean(),
   metricsPublic: Type.Boolean(),
   allowedFetchHosts: Type.Array(Type.String()),
+  releasePublicKey: Type.String(),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -152,6 +154,7 @@ export const SETTINGS: SettingDef[] = [
   { key: "syncApiUrl", env: "GANTRY_SYNC_API_URL", flag: "sync-api-url", kind: "string", default: "https://api.github.com", help: "GitHub (or compatible) API base URL for periodic sync", accepts: URL_WORDS, valid: httpUrl },
   { key: "syncPrereleases", env: "GANTRY_SYNC_PRERELEASES", flag: "sync-prereleases", kind: "bool", default: false, help: "periodic sync also mirrors pre-releases" },
   { key: "metricsPublic", env: "GANTRY_METRICS_PUBLIC", flag: "metrics-public", kind: "bool", default: false, help: "serve GET /metrics without the admin token (for a scraper on a private network)" },
+  { key: "releasePublicKey", env: "GANTRY_RELEASE_PUBLIC_KEY", flag: "release-public-key", kind: "string", default: "", help: "minisign public key releases are signed with: publish and sync then require each asset's NAME.minisig or NAME.sig and refuse an asset whose signature is missing or wrong (empty: signatures carried when present, not required)", accepts: "a minisign public key: its base64 line (RW…), the base64 of a .pub file (as in tauri.conf.json), or a .pub file's path", valid: isPublicKeySetting },
   { key: "allowedFetchHosts", env: "GANTRY_ALLOWED_FETCH_HOSTS", flag: "allowed-fetch-hosts", kind: "list", default: [], help: "comma-separated hosts that asset downloads and release syncs may fetch from although they resolve to loopback, private or link-local addresses (others are refused)", accepts: "a host name or IP address (e.g. files.internal, 10.0.0.5, ::1)", validEntry: (e) => /^[A-Za-z0-9.-]{1,253}$/.test(e) || parseIp(e) !== null },
 ];
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import type { DownloadRepository } from "../../src/site/downloads/download-repository";
-import type { NewRelease, ReleaseRepository } from "../../src/site/releases/release-repository";
+import type { NewRelease, ReleaseRecord, ReleaseRepository } from "../../src/site/releases/release-repository";
 import { processTag } from "../../src/store/process-owner";
 
 export interface ReleaseRepositoryFixture {
@@ -155,6 +155,28 @@ export function releaseRepositoryConformance(backend: string, make: () => Promis
       await releases.list();
       await releases.get("1.0.0");
       expect(changes() - start).toBe(writes);
+    });
+
+    test("an asset keeps its signature text through publish, putAsset, updateAsset and a batch; none is null", async () => {
+      const sigA = "untrusted comment: signature from minisign secret key\nRUQ=\ntrusted comment: t\nAA==\n";
+      const { releases } = await open();
+      const r = (await releases.publish(put("1.0.0"), [
+        { name: "a.exe", classification: {}, fields: { ...mirrored(SHA_A), signature: sigA } },
+        { name: "b.exe", classification: {}, fields: mirrored(SHA_B) },
+      ])).release;
+      const byName = (rel: ReleaseRecord | null, n: string) => rel!.assets.find((x) => x.name === n)!;
+      expect(byName(r, "a.exe").signature).toBe(sigA);
+      expect(byName(r, "b.exe").signature).toBeNull();
+      // Re-publishing without a signature clears it (the new bytes are unsigned); with one, replaces it.
+      const again = (await releases.publish(put("1.0.0"), [{ name: "a.exe", classification: {}, fields: { ...mirrored(SHA_B), signature: null } }])).release;
+      expect(byName(again, "a.exe").signature).toBeNull();
+      const { asset } = await releases.putAsset(r.id, { name: "c.exe", classification: {}, fields: { ...mirrored(SHA_A), signature: "x" } });
+      expect(asset.signature).toBe("x");
+      await releases.updateAsset(asset.id, { signature: sigA });
+      expect((await releases.getAsset(asset.id))!.signature).toBe(sigA);
+      await releases.applyBatch([{ version: "1.0.0", existingId: r.id, create: null, update: {}, assets: [{ existingId: null, name: "d.exe", fields: { signature: "d-sig" } }] }]);
+      expect(byName(await releases.get("1.0.0"), "d.exe").signature).toBe("d-sig");
+      expect(byName((await releases.list())[0]!, "c.exe").signature).toBe(sigA);
     });
 
     test("the sync lease: one holder at a time, taken over once expired, renewed by its holder, released only by it", async () => {

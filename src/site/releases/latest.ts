@@ -28,6 +28,8 @@ export interface LatestAsset {
   /** "" exactly when `source` is `unavailable`. */
   downloadUrl: string;
   recommended: boolean;
+  /** The asset's minisign signature file, base64-encoded as in Tauri's latest.json; absent when it has none. */
+  signature?: string;
 }
 
 export interface LatestDocument {
@@ -66,6 +68,13 @@ export interface LegacyManifest {
   minAppVersion: string;
   notes: string;
   pubDate: string;
+  /** The zip's minisign signature file, base64-encoded (as `signature` in /api/v1/latest); absent when none. */
+  signature?: string;
+}
+
+/** A signature file's text as the documents give it: base64, as Tauri's latest.json carries `.sig` contents. */
+function signatureForDocument(text: string): string {
+  return Buffer.from(text, "utf8").toString("base64");
 }
 
 function trimBase(baseUrl: string): string {
@@ -198,6 +207,7 @@ function toLatestAsset(a: AssetWithRecommendation, baseUrl: string): LatestAsset
     source,
     downloadUrl: source === "unavailable" ? "" : downloadUrlFor(baseUrl, a.id),
     recommended: a.recommended,
+    ...(a.signature ? { signature: signatureForDocument(a.signature) } : {}),
   };
 }
 
@@ -260,6 +270,7 @@ export function buildLegacyManifest(
       minAppVersion: normalizeVersion(release.minAppVersion),
       notes: release.notes,
       pubDate: release.publishedAt,
+    ...(zip.signature ? { signature: signatureForDocument(zip.signature) } : {}),
     };
   }
   return null;

@@ -33,6 +33,11 @@ export interface Asset {
   upstreamUrl: string | null;
   mirrored: boolean;
   downloads: number;
+  /**
+   * The asset's minisign signature file (`NAME.minisig` / `NAME.sig`), its text as published (a Tauri `.sig`
+   * decoded to it); null or absent when none was given. Verified against GANTRY_RELEASE_PUBLIC_KEY when set.
+   */
+  signature?: string | null;
 }
 
 export interface Release {
@@ -103,6 +108,7 @@ export interface AssetFields {
   remoteSize?: number | null;
   mirrorError?: string | null;
   mirrorPending?: boolean;
+  signature?: string | null;
 }
 
 /** A release to create, or the changes to make when one of that version exists. */

@@ -7,6 +7,7 @@ import type { ServiceContext } from "../../service-context";
 import { DownloadService } from "../downloads/download-service";
 import { guardedFetch } from "../downloads/fetch-guard";
 import type { Mirror } from "../downloads/mirror";
+import { parsePublicKeySetting } from "./minisign";
 import { ReleaseCatalog } from "./release-catalog";
 import type { ReleaseRepository } from "./release-repository";
 import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service";
@@ -33,7 +34,8 @@ export interface ReleaseServices {
 export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
   const store = ctx.releases;
   const mirror = ctx.mirror;
-  const catalog = new ReleaseCatalog(store, mirror, ctx.now);
+  const publicKey = ctx.config.releasePublicKey ? parsePublicKeySetting(ctx.config.releasePublicKey) : null;
+  const catalog = new ReleaseCatalog(store, mirror, ctx.now, publicKey);
   // Proxied downloads and syncs fetch only public addresses, unless the operator lists the host.
   const fetch = guardedFetch(ctx.fetch, {
     allowedHosts: ctx.config.allowedFetchHosts,

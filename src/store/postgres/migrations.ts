@@ -220,5 +220,11 @@ const V4 = `
 `;
 
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
+/** 5: an asset's minisign signature file (as SQLite's migration 11). */
+const V5 = `
+  ALTER TABLE release_assets ADD COLUMN signature TEXT;
+`;
+
+/** Forward only: a shipped entry is never edited, changes go into new ones. */
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -44,6 +44,7 @@ const ASSET_COLUMNS: Record<keyof AssetFields, string> = {
   remoteSize: "remote_size",
   mirrorError: "mirror_error",
   mirrorPending: "mirror_pending",
+  signature: "signature",
 };
 
 const RELEASE_COLUMNS: Record<keyof ReleaseChanges, string> = {
@@ -79,6 +80,7 @@ function toAsset(r: Row): AssetRecord {
     remoteSize: numOrNull(r.remote_size),
     mirrorError: r.mirror_error,
     mirrorPending: r.mirror_pending === true,
+    signature: r.signature ?? null,
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };

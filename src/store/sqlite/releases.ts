@@ -53,6 +53,7 @@ interface AssetRow {
   remote_size: number | null;
   mirror_error: string | null;
   mirror_pending: number;
+  signature: string | null;
   created_at: number;
   updated_at: number;
   downloads: number;
@@ -74,6 +75,7 @@ const ASSET_COLUMNS: Record<keyof AssetFields, string> = {
   remoteSize: "remote_size",
   mirrorError: "mirror_error",
   mirrorPending: "mirror_pending",
+  signature: "signature",
 };
 
 const ASSET_SELECT = `
@@ -101,6 +103,7 @@ function toAsset(r: AssetRow): AssetRecord {
     remoteSize: r.remote_size,
     mirrorError: r.mirror_error,
     mirrorPending: r.mirror_pending === 1,
+    signature: r.signature ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
