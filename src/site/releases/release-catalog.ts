@@ -11,8 +11,9 @@
  *   transaction after all bytes are in the mirror: a failed publish leaves no half release behind.
  * - Mirror bytes no asset refers to any more are removed.
  */
-import { statSync } from "node:fs";
-import { basename } from "node:path";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { MinisignError, parseSignature, verifySignature, type MinisignPublicKey } from "./minisign";
 import { AppError } from "../../errors";
 import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } from "./classify";
 import { sanitizeFileName } from "../downloads/download-headers";
@@ -135,6 +136,8 @@ export class ReleaseCatalog {
     private readonly store: ReleaseRepository,
     private readonly mirror: Mirror,
     private readonly now: () => number,
+    /** GANTRY_RELEASE_PUBLIC_KEY: when set, every published file must carry a good signature. */
+    private readonly publicKey: MinisignPublicKey | null = null,
   ) {}
 
   async find(version: string): Promise<ReleaseRecord> {
@@ -193,15 +196,50 @@ export class ReleaseCatalog {
         if (!ok) throw new AppError("invalid_request", `'${s.path}' is not a readable file.`, { param: "files" });
       }
     }
+    const { assets, signatureFiles } = signaturesOf(sources);
+    const signatures = new Map<string, string>();
+    for (const s of assets) {
+      if (s.kind !== "file") {
+        if (this.publicKey && s.url !== "") {
+          throw new AppError("invalid_request", `${s.name}: an asset known only by its address cannot be checked against GANTRY_RELEASE_PUBLIC_KEY; publish the file (with its signature) instead.`, { param: "files" });
+        }
+        continue;
+      }
+      const sig = readSignatureBeside(s, signatureFiles.get(s.name));
+      if (sig) signatures.set(s.name, sig);
+      else if (this.publicKey) {
+        throw new AppError("invalid_request", `${s.name} has no signature: GANTRY_RELEASE_PUBLIC_KEY is set, so ${s.name}.minisig or ${s.name}.sig must be beside it.`, { param: "files" });
+      }
+    }
     const stored = new Map<string, MirrorObject>();
-    for (const s of sources) {
-      if (s.kind !== "file") continue;
-      const file = Bun.file(s.path);
-      stored.set(s.name, await this.mirror.put(file.stream(), { expectedSize: file.size }));
+    try {
+      for (const s of assets) {
+        if (s.kind !== "file") continue;
+        const file = Bun.file(s.path);
+        const sig = signatures.get(s.name);
+        if (!sig) {
+          stored.set(s.name, await this.mirror.put(file.stream(), { expectedSize: file.size }));
+          continue;
+        }
+        // The signature is checked against the very bytes that go into the mirror (one read, two consumers).
+        const [toMirror, toCheck] = file.stream().tee();
+        const [obj, checked] = await Promise.allSettled([
+          this.mirror.put(toMirror, { expectedSize: file.size }),
+          this.checkSignature(s.name, sig, toCheck, file.size),
+        ]);
+        if (obj.status === "fulfilled") stored.set(s.name, obj.value);
+        if (obj.status === "rejected") throw obj.reason;
+        if (checked.status === "rejected") throw checked.reason;
+        if (checked.value === null) signatures.delete(s.name);
+        else signatures.set(s.name, checked.value);
+      }
+    } catch (err) {
+      await this.collect([...stored.values()].map((o) => o.sha256));
+      throw err;
     }
     const { release, replaced } = await this.store.publish(
       this.releasePut(v, m),
-      sources.map((s) => {
+      assets.map((s) => {
         const obj = stored.get(s.name);
         return {
           name: s.name,
@@ -213,6 +251,7 @@ export class ReleaseCatalog {
               ? { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null }
               : { sha256: "", size: null, mirrored: false, upstreamUrl: (s as { url: string }).url || null }),
             ...NOT_SYNCED,
+            signature: signatures.get(s.name) ?? null,
           },
         };
       }),
@@ -221,8 +260,32 @@ export class ReleaseCatalog {
     return release;
   }
 
+  /**
+   * The signature text to keep for an asset: with the key set, it must verify against `data`; without it, a
+   * minisign signature is carried unchecked (it must parse), anything else (a GPG .sig) is left out.
+   */
+  private async checkSignature(name: string, sigText: string, data: ReadableStream<Uint8Array>, size: number): Promise<string | null> {
+    if (!this.publicKey) {
+      await data.cancel().catch(() => {});
+      try {
+        return parseSignature(sigText).text;
+      } catch (err) {
+        if (err instanceof MinisignError) return null;
+        throw err;
+      }
+    }
+    try {
+      return (await verifySignature(this.publicKey, sigText, data, size)).text;
+    } catch (err) {
+      await data.cancel().catch(() => {});
+      if (err instanceof MinisignError) throw new AppError("invalid_request", `The signature of ${name} ${err.message}: refused (GANTRY_RELEASE_PUBLIC_KEY).`, { param: "files" });
+      throw err;
+    }
+  }
+
   /** Adds (or replaces) one asset from a byte stream, e.g. an admin upload. */
   async upload(version: string, name: string, body: ReadableStream<Uint8Array>, expectedSize: number | null): Promise<AssetRecord> {
+    this.refuseUnsigned(name);
     const release = await this.find(version);
     const clean = checkAssetName(name);
     const obj = await this.mirror.put(body, { expectedSize });
@@ -237,6 +300,7 @@ export class ReleaseCatalog {
 
   /** Adds (or replaces) an asset known only by its upstream address. */
   async addUrlAsset(version: string, name: string, url: string): Promise<AssetRecord> {
+    if (url.trim() !== "") this.refuseUnsigned(name);
     const release = await this.find(version);
     const clean = checkAssetName(name);
     const u = checkUpstreamUrl(url);
@@ -283,8 +347,55 @@ export class ReleaseCatalog {
     }
   }
 
+  /** With GANTRY_RELEASE_PUBLIC_KEY set, an asset added without a signature (admin upload, URL asset) is refused. */
+  private refuseUnsigned(name: string): void {
+    if (this.publicKey) {
+      throw new AppError("invalid_request", `${name.slice(0, 64)}: GANTRY_RELEASE_PUBLIC_KEY is set, so assets are added only with their signature (gantry releases publish, or sync).`, { param: "name" });
+    }
+  }
+
   /** Deleted by someone else between our write and our read. */
   private gone(what: string): never {
     throw new AppError("not_found", `'${what.slice(0, 64)}' was deleted meanwhile.`);
   }
+}
+
+const SIGNATURE_SUFFIXES = [".minisig", ".sig"] as const;
+
+/**
+ * Splits a publish's sources into assets and the signature files attached to them: `NAME.minisig` or `NAME.sig`
+ * given beside `NAME` in the same publish is NAME's signature, not an asset of its own. A signature file whose
+ * asset is not in the publish stays an ordinary asset (e.g. a GPG `.sig`).
+ */
+function signaturesOf(sources: PublishSource[]): { assets: PublishSource[]; signatureFiles: Map<string, PublishSource & { kind: "file" }> } {
+  const byName = new Map(sources.map((s) => [s.name, s]));
+  const signatureFiles = new Map<string, PublishSource & { kind: "file" }>();
+  const attached = new Set<string>();
+  for (const s of sources) {
+    if (s.kind !== "file") continue;
+    for (const suffix of SIGNATURE_SUFFIXES) {
+      if (!s.name.endsWith(suffix)) continue;
+      const target = byName.get(s.name.slice(0, -suffix.length));
+      if (target && target.kind === "file" && !signatureFiles.has(target.name)) {
+        signatureFiles.set(target.name, s);
+        attached.add(s.name);
+      }
+    }
+  }
+  return { assets: sources.filter((s) => !attached.has(s.name)), signatureFiles };
+}
+
+/** The text of FILE's signature: the one given in the publish, else FILE.minisig, else FILE.sig beside it. */
+function readSignatureBeside(s: PublishSource & { kind: "file" }, given: (PublishSource & { kind: "file" }) | undefined): string | null {
+  const candidates = given ? [given.path] : SIGNATURE_SUFFIXES.map((suffix) => join(dirname(s.path), basename(s.path) + suffix));
+  for (const path of candidates) {
+    if (!existsSync(path)) continue;
+    try {
+      if (statSync(path).size > 64 * 1024) throw new Error("too large");
+      return readFileSync(path, "utf8");
+    } catch {
+      throw new AppError("invalid_request", `'${path}' is not a readable signature file.`, { param: "files" });
+    }
+  }
+  return null;
 }
