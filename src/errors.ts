@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, type: "invalid_request_error" },
   gone: { status: 410, type: "invalid_request_error" },
   range_not_satisfiable: { status: 416, type: "invalid_request_error" },
+  precondition_failed: { status: 412, type: "invalid_request_error" },
   unauthorized: { status: 401, type: "authentication_error" },
   forbidden: { status: 403, type: "permission_error" },
   too_many_requests: { status: 429, type: "invalid_request_error" },

@@ -3,6 +3,7 @@
  * HTTPS with certificate reloads, an optional plain-HTTP redirect listener, and a graceful stop (stop
  * accepting, let in-flight requests finish up to the grace period, flush, close).
  */
+import { exactHeadReply } from "./http/head-reply";
 import type { Server } from "bun";
 import { readFileSync, statSync } from "node:fs";
 import { createApp } from "./app";
@@ -77,8 +78,10 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
         request = routableRequest(request, srv);
         recordClientAddress(request, () => srv.requestIP(original)?.address, trusted);
         recordConnectionHold(request, { hold: () => srv.timeout(original, 0), release: () => srv.timeout(original, config.idleTimeoutSeconds) });
-        if (!hsts) return app.handle(request);
-        return app.handle(request).then((res) => withHeader(res, "strict-transport-security", hsts));
+        // HEAD replies are corrected on the way out (head-reply.ts); GET and the rest are left untouched.
+        const reply = request.method === "HEAD" ? app.handle(request).then(exactHeadReply) : app.handle(request);
+        if (!hsts) return reply;
+        return reply.then((res) => withHeader(res, "strict-transport-security", hsts));
       },
     });
 

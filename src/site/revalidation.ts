@@ -1,8 +1,11 @@
 /**
- * Revalidation of the site's documents (/api/v1/latest, /update/latest.json, /api/v1/announcements):
+ * Revalidation of the site's documents (/api/v1/latest, /update/latest.json, /api/v1/announcements), and of
+ * /dl/ downloads by their SHA-256 ETag (`downloadNotModified`). Documents get
  * `Cache-Control: no-cache` (caches may store a reply but must ask us before using it), a strong ETag over the
- * exact body, and 304 on a matching If-None-Match. Pure.
+ * exact body, 304 on a matching If-None-Match, 412 on an If-Match that does not match. Pure.
  */
+import { AppError, errorResponse } from "../errors";
+import { downloadEtag } from "./downloads/download-headers";
 
 /** Every cache must ask us before reusing a copy, so no client keeps an old version (spec). */
 export const DOCUMENT_CACHE_CONTROL = "no-cache";
@@ -32,6 +35,25 @@ function opaque(tag: string): string {
   return tag.replace(/^W\//i, "");
 }
 
+/**
+ * If-Match compared strongly (RFC 9110 §13.1.1): true when the header is absent or names our current tag
+ * (or `*`). A client that makes its use conditional on the version it holds learns with a 412 that it changed.
+ */
+export function ifMatchHolds(header: string | null, etag: string): boolean {
+  if (header === null) return true;
+  for (const raw of header.split(",")) {
+    const tag = raw.trim();
+    if (tag === "*" || tag === etag) return true;
+  }
+  return false;
+}
+
+/** 412 with the envelope; carries the current tag so the client can fetch it. */
+function preconditionFailed(etag: string): Response {
+  const err = new AppError("precondition_failed", "If-Match does not name the current version of this document.", { param: "If-Match" });
+  return errorResponse(err, { "cache-control": DOCUMENT_CACHE_CONTROL, etag });
+}
+
 /** The JSON reply, or a 304 when the client's copy is current. */
 export function revalidatedJson(request: Request, value: unknown, status = 200): Response {
   const body = JSON.stringify(value);
@@ -41,8 +63,20 @@ export function revalidatedJson(request: Request, value: unknown, status = 200):
 /** The same for a document already serialised (and tagged), e.g. from a cache. */
 export function revalidatedBody(request: Request, body: string, etag: string, status = 200): Response {
   const headers = { "cache-control": DOCUMENT_CACHE_CONTROL, etag };
+  if (status === 200 && !ifMatchHolds(request.headers.get("if-match"), etag)) return preconditionFailed(etag);
   if (status === 200 && ifNoneMatchHits(request.headers.get("if-none-match"), etag)) {
     return new Response(null, { status: 304, headers });
   }
   return new Response(body, { status, headers: { ...headers, "content-type": "application/json" } });
+}
+
+/**
+ * 304 for a download the client already holds (If-None-Match names the SHA-256 ETag, weakly compared as for
+ * the documents), else null. Decided before the token is spent or a download counted: revalidating is not
+ * downloading. An asset whose digest is not known yet has no ETag and never matches.
+ */
+export function downloadNotModified(request: Request, sha256: string): Response | null {
+  const etag = downloadEtag(sha256);
+  if (etag === null || !ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return null;
+  return new Response(null, { status: 304, headers: { etag, "cache-control": "private, no-store" } });
 }
