@@ -46,10 +46,14 @@ function tooLarge(maxBytes: number): AppError {
 export async function readJsonObject(
   request: Request,
   maxBytes: number,
-  options: { maxDepth?: number } = {},
+  options: { maxDepth?: number; emptyIsObject?: boolean } = {},
 ): Promise<{ body: Record<string, any>; bytes: number; text: string }> {
   const text = await readBodyText(request, maxBytes);
-  if (text.trim() === "") throw new AppError("invalid_json", "The request body is empty; a JSON object is expected.");
+  if (text.trim() === "") {
+    // For endpoints whose every body field is optional (a heartbeat with its id in a header).
+    if (options.emptyIsObject) return { body: {}, bytes: text.length, text };
+    throw new AppError("invalid_json", "The request body is empty; a JSON object is expected.");
+  }
   const body = parseJson(text);
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new AppError("invalid_json", "The request body must be a JSON object.");

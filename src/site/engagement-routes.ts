@@ -36,8 +36,9 @@ export function engagementRoutes(deps: EngagementRoutesDeps) {
     .post(
       "/api/v1/client/heartbeat",
       async ({ request }) => {
-        // Our own bounded read: malformed bodies get the error envelope and 16 KiB is plenty for a heartbeat.
-        const { body } = await readJsonObject(request, HEARTBEAT_MAX_BODY_BYTES);
+        // Our own bounded read: malformed bodies get the error envelope and 16 KiB is plenty for a heartbeat. No body
+        // at all is a heartbeat with no fields (the id in X-App-Client-ID); without the header it is missing_client_id.
+        const { body } = await readJsonObject(request, HEARTBEAT_MAX_BODY_BYTES, { emptyIsObject: true });
         const record = parseHeartbeat(request.headers.get(CLIENT_ID_HEADER), body, deps.now());
         await heartbeats.record(record);
         return new Response(reply, {

@@ -76,6 +76,15 @@ describe("acknowledgement", () => {
     expect((await beat({ clientId: "body-only" })).status).toBe(200);
     expect(await row("body-only")).toMatchObject({ version: "", platform: "", count: 1 });
   });
+  test("the header with no body at all is a heartbeat (issue 19), as is an empty JSON object", async () => {
+    const res = await fetch(`${g.url}/api/v1/client/heartbeat`, { method: "POST", headers: { "X-App-Client-ID": "header-only" } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, nextIntervalSeconds: 60, onlineWindowSeconds: 300 });
+    expect(await row("header-only")).toMatchObject({ version: "", platform: "", count: 1 });
+    expect((await beat("", { "X-App-Client-ID": "header-only" })).status).toBe(200);
+    expect((await beat({}, { "X-App-Client-ID": "header-only" })).status).toBe(200);
+    expect(await row("header-only")).toMatchObject({ count: 3 });
+  });
   test("header preferred over the body's clientId", async () => {
     const res = await beat({ clientId: "from-body", version: "2.0.0" }, { "X-App-Client-ID": "from-header" });
     expect(res.status).toBe(200);
@@ -122,7 +131,9 @@ describe("400 cases (nothing stored)", () => {
     ["body is a JSON string", '"hello"', { "X-App-Client-ID": "c" }, "invalid_json", null],
     ["body is null", "null", { "X-App-Client-ID": "c" }, "invalid_json", null],
     ["body is not JSON", "clientId=c", { "X-App-Client-ID": "c" }, "invalid_json", null],
-    ["empty body", "", { "X-App-Client-ID": "c" }, "invalid_json", null],
+    ["neither header nor body", "", {}, "missing_client_id", "X-App-Client-ID"],
+    ["malformed version", JSON.stringify({ version: "banana" }), { "X-App-Client-ID": "c" }, "invalid_request", "version"],
+    ["version with spaces", JSON.stringify({ version: "1.2 beta" }), { "X-App-Client-ID": "c" }, "invalid_request", "version"],
     ["overlong version", JSON.stringify({ version: "1".repeat(65) }), { "X-App-Client-ID": "c" }, "invalid_request", "version"],
     ["overlong client id header", "{}", { "X-App-Client-ID": "c".repeat(129) }, "invalid_request", "X-App-Client-ID"],
     ["overlong body client id", JSON.stringify({ clientId: "c".repeat(129) }), {}, "invalid_request", "clientId"],

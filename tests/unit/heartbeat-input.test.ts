@@ -78,8 +78,11 @@ describe("parseHeartbeat", () => {
     });
   });
   test("an empty string is sent on purpose and clears the field", () => expect(parseHeartbeat("c", { version: "" }, NOW).version).toBe(""));
-  test("unparsable versions are kept as sent (clients report what they have)", () => {
-    expect(parseHeartbeat("c", { version: "2024.06-nightly build" }, NOW).version).toBe("2024.06-nightly build");
+  test("a version that is not dotted numeric is refused, naming the field (contract: versions)", () => {
+    for (const v of ["2024.06-nightly build", "banana", "1..2", "v", "1.2.3-", "1.2.3+"]) {
+      expect(() => parseHeartbeat("c", { version: v }, NOW)).toThrow(expect.objectContaining({ code: "invalid_request", param: "version" }));
+    }
+    expect(parseHeartbeat("c", { version: "1.0.0-beta.2+build.7" }, NOW).version).toBe("1.0.0-beta.2+build.7");
   });
   test("POSIX locale forms", () => expect(parseHeartbeat("c", { locale: "en_US.UTF-8" }, NOW).locale).toBe("en-US"));
   test("locales are stored in their canonical case, however the client spells them", () => {
@@ -88,7 +91,8 @@ describe("parseHeartbeat", () => {
   });
 
   for (const [field, max] of Object.entries(HEARTBEAT_FIELD_LIMITS)) {
-    const ok = field === "locale" ? "a".repeat(8) + "-b".repeat((max - 8) / 2) : "v".repeat(max);
+    const ok =
+      field === "locale" ? "a".repeat(8) + "-b".repeat((max - 8) / 2) : field === "version" ? "1" + ".1".repeat((max - 1) / 2) + "1".repeat((max - 1) % 2) : "v".repeat(max);
     test(`${field}: ${max} characters accepted, ${max + 1} refused (not truncated)`, () => {
       expect(ok.length).toBeLessThanOrEqual(max);
       expect(parseHeartbeat("c", { [field]: ok }, NOW)[field as "app"]).not.toBeNull();

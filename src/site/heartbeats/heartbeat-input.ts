@@ -4,7 +4,7 @@
  */
 import { AppError } from "../../errors";
 import { normalizeLocale } from "../announcements/announcements";
-import { normalizeVersion } from "../releases/versions";
+import { normalizeVersion, parseVersion } from "../releases/versions";
 
 /** The spec's recommended report interval and online window (site-api.md, Limits). */
 export const HEARTBEAT_INTERVAL_SECONDS = 60;
@@ -83,7 +83,12 @@ function readField(body: Record<string, unknown>, field: HeartbeatField): string
     if (!tag) throw bad("locale", `'locale' must be a language tag (e.g. zh-CN), got '${v}'.`);
     return tag;
   }
-  if (field === "version") return normalizeVersion(v);
+  if (field === "version") {
+    // Versions are compared and grouped by the same rules as releases (contract: dotted numeric), so a client
+    // reporting "banana" would only pollute the distribution.
+    if (!parseVersion(v)) throw bad("version", `'version' must be a dotted numeric version (e.g. 1.2.3), got '${v.slice(0, 64)}'.`);
+    return normalizeVersion(v);
+  }
   return LOWERCASE.has(field) ? v.toLowerCase() : v;
 }
 
