@@ -7,6 +7,7 @@ import type { Config } from "../../config";
 import { AppError, errorResponse } from "../../errors";
 import type { Logger } from "../../log";
 import { serveFromUpstream } from "./download-proxy";
+import type { PullThrough } from "./download-pull-through";
 import { serveFromMirror } from "./download-serve";
 import { contentDisposition, contentTypeFor } from "./download-headers";
 import { TOKEN_REASON_TEXT, isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "./download-tokens";
@@ -106,6 +107,7 @@ export class DownloadService {
       return serveFromUpstream(request, { ...meta, url: a.upstreamUrl, size: a.size }, hooks, {
         fetch: this.deps.fetch,
         learnSize: (size) => this.learnSize(a, size),
+        pullThrough: this.pullThroughFor(a),
       });
     }
     return errorResponse(new AppError("not_found", "This file is no longer available."));
@@ -114,6 +116,21 @@ export class DownloadService {
   /** Downloads per UTC day for one asset, oldest first. */
   downloadsByDay(assetId: number): Promise<Array<{ day: string; count: number }>> {
     return this.deps.tokens.downloadsByDay(assetId);
+  }
+
+  /** Pull-through (download-pull-through.ts): a complete proxied pass lands in the mirror and the asset records it. */
+  private pullThroughFor(asset: AssetRecord): PullThrough {
+    const { store, log } = this.deps;
+    const record = async ({ sha256, size }: { sha256: string; size: number }) => {
+      // Only if the asset still names that upstream and nothing else mirrored it meanwhile.
+      const now = await store.getAsset(asset.id);
+      if (now && !now.mirrored && now.upstreamUrl === asset.upstreamUrl) await store.updateAsset(asset.id, { sha256, size, mirrored: true });
+    };
+    return {
+      mirror: this.deps.mirror,
+      stored: (obj) => void record(obj).catch((err) => log.warn("pulled-through asset not recorded", { assetId: asset.id, error: (err as Error).message })),
+      failed: (err) => log.info("proxied download not mirrored", { assetId: asset.id, error: (err as Error).message }),
+    };
   }
 
   private learnSize(asset: AssetRecord, size: number): void {
