@@ -3,11 +3,14 @@
  * (checked globally for /admin/api/*).
  *
  *   GET    /                                  releases, newest version first
- *   POST   /                                  create {version, notes?, minAppVersion?, prerelease?, publishedAt?, assets?: [{name, url}]}
+ *   POST   /                                  create {version, notes?, minAppVersion?, prerelease?, publishedAt?, rolloutPercent?, assets?: [{name, url}]}
  *   GET    /sync                              last sync report, whether one is running, the configured source
  *   POST   /sync                              run a sync now {github?, apiUrl?, token?, prereleases?} (default: the settings)
  *   GET    /:version                          one release
- *   PATCH  /:version                          {notes?, minAppVersion?, prerelease?, publishedAt?}
+ *   PATCH  /:version                          {notes?, minAppVersion?, prerelease?, publishedAt?, rolloutPercent?}
+ *   POST   /:version/rollout                  {percent}: staged rollout to that share of client ids (409 while paused)
+ *   POST   /:version/pause | /resume          freeze a staged rollout's percentage / let it change again
+ *   POST   /:version/yank | /unyank           withdraw the release from every document / put it back
  *   DELETE /:version
  *   PUT    /:version/assets/:name             upload the raw request body as that asset (streamed into the mirror)
  *   POST   /:version/assets                   {name, url}: an asset known by its upstream address ("" = unavailable)
@@ -31,7 +34,9 @@ const Meta = {
   minAppVersion: t.Optional(t.String({ maxLength: 256 })),
   prerelease: t.Optional(t.Boolean()),
   publishedAt: t.Optional(t.String({ maxLength: 64 })),
+  rolloutPercent: t.Optional(t.Integer({ minimum: 0, maximum: 100 })),
 };
+const RolloutInput = t.Object({ percent: t.Integer({ minimum: 0, maximum: 100 }) }, { additionalProperties: false });
 
 const UrlAsset = t.Object({ name: t.String({ minLength: 1, maxLength: 255 }), url: t.String({ maxLength: 4096 }) }, { additionalProperties: false });
 
@@ -132,6 +137,11 @@ export function releasesApi(deps: ReleasesApiDeps) {
     )
     .get("/:version", ({ params }) => view(params.version))
     .patch("/:version", async ({ params, body }) => releaseView(await catalog.update(params.version, body)), { body: UpdateInput, parse })
+    .post("/:version/rollout", async ({ params, body }) => releaseView(await catalog.rollout(params.version, body.percent)), { body: RolloutInput, parse })
+    .post("/:version/pause", async ({ params }) => releaseView(await catalog.pause(params.version)))
+    .post("/:version/resume", async ({ params }) => releaseView(await catalog.resume(params.version)))
+    .post("/:version/yank", async ({ params }) => releaseView(await catalog.yank(params.version)))
+    .post("/:version/unyank", async ({ params }) => releaseView(await catalog.yank(params.version, false)))
     .delete("/:version", async ({ params, set }) => {
       await catalog.delete(params.version);
       set.status = 204;

@@ -1,6 +1,6 @@
 /** `gantry releases ...`: publish, sync, list, delete (plus update, classify) — the same rules as /admin/api/releases. */
 import { AppError } from "../errors";
-import { checkVersion, parsePublishArgument } from "../site/releases/release-catalog";
+import { checkRolloutPercent, checkVersion, parsePublishArgument } from "../site/releases/release-catalog";
 import { withPublishPlatform } from "../site/releases/publish-platform";
 import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
 import { formatBytes, terminalProgress } from "../site/releases/sync-progress";
@@ -37,6 +37,7 @@ function meta(values: Values) {
     minAppVersion: values["min-app-version"] as string | undefined,
     prerelease: values.prerelease ? true : values["no-prerelease"] ? false : undefined,
     publishedAt: values["published-at"] as string | undefined,
+    rolloutPercent: values.rollout === undefined ? undefined : asUsage(() => checkRolloutPercent(values.rollout, "--rollout")),
   };
 }
 
@@ -85,9 +86,40 @@ type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
 async function show(deps: Deps, version: string, json: unknown): Promise<void> {
   const v = releaseView(await deps.releases.catalog.find(version));
   if (json) return printJson(v);
-  process.stdout.write(`${v.version}  published ${v.publishedAt}  minAppVersion ${v.minAppVersion || "-"}${v.prerelease ? "  (pre-release)" : ""}\n`);
+  process.stdout.write(`${v.version}  published ${v.publishedAt}  minAppVersion ${v.minAppVersion || "-"}${v.prerelease ? "  (pre-release)" : ""}  rollout ${rolloutText(v)}\n`);
   const rows = v.assets.map((a) => ({ ...a, sha256: a.sha256 ? a.sha256.slice(7, 19) + "…" : "" }));
   if (rows.length) process.stdout.write(table(rows, ["id", "name", "platform", "arch", "fileType", "size", "source", "sha256"]) + "\n");
+}
+
+/** `100%`, `30%`, `30% (paused)`, `yanked`. */
+function rolloutText(v: { rolloutPercent: number; rolloutPaused: boolean; yanked: boolean }): string {
+  if (v.yanked) return "yanked";
+  return `${v.rolloutPercent}%${v.rolloutPaused ? " (paused)" : ""}`;
+}
+
+/** One rollout command: `gantry releases NAME VERSION` (and `rollout` its PERCENT). */
+function rolloutCommand(
+  name: string,
+  summary: string,
+  act: (catalog: Deps["releases"]["catalog"], version: string, percent: string) => Promise<{ version: string }>,
+  withPercent = false,
+): Group["commands"][number] {
+  return {
+    name: `releases ${name}`,
+    args: withPercent ? "VERSION PERCENT [--json]" : "VERSION [--json]",
+    summary,
+    options: JSON_OPTION,
+    positionals: true,
+    settings: STORE,
+    run: ({ values, positionals }) => {
+      const [version, percent] = exactly(positionals, withPercent ? ["VERSION", "PERCENT"] : ["VERSION"]);
+      if (withPercent) asUsage(() => checkRolloutPercent(percent, "PERCENT"));
+      return withStore(values, async (deps) => {
+        const release = await asUsageAsync(() => act(deps.releases.catalog, version, percent));
+        await show(deps, release.version, values.json);
+      });
+    },
+  };
 }
 
 /** Exactly the named positionals, or a usage error that says which are needed. */
@@ -104,10 +136,10 @@ export const releasesGroup: Group = {
   commands: [
     {
       name: "releases publish",
-      args: "VERSION FILE... [--platform P --arch A] [--notes TEXT] [--min-app-version V] [--prerelease] [--published-at ISO] [--json]",
+      args: "VERSION FILE... [--platform P --arch A] [--notes TEXT] [--min-app-version V] [--prerelease] [--published-at ISO] [--rollout PERCENT] [--json]",
       summary: "publish a release from local files or URLs",
       details: PUBLISH_HELP,
-      options: { ...META_OPTIONS, platform: { type: "string" }, arch: { type: "string" }, ...JSON_OPTION },
+      options: { ...META_OPTIONS, platform: { type: "string" }, arch: { type: "string" }, rollout: { type: "string" }, ...JSON_OPTION },
       positionals: true,
       settings: STORE,
       run: ({ values, positionals }) => {
@@ -173,12 +205,13 @@ export const releasesGroup: Group = {
             published: v.publishedAt.slice(0, 10),
             min_app: v.minAppVersion || "-",
             pre: v.prerelease ? "yes" : "",
+            rollout: rolloutText(v),
             origin: v.origin,
             assets: v.assets.length,
             mirrored: v.assets.filter((a) => a.source === "mirror").length,
             downloads: v.downloads,
           }));
-          process.stdout.write(table(rows, ["version", "published", "min_app", "pre", "origin", "assets", "mirrored", "downloads"]) + "\n");
+          process.stdout.write(table(rows, ["version", "published", "min_app", "pre", "rollout", "origin", "assets", "mirrored", "downloads"]) + "\n");
         }),
     },
     {
@@ -211,6 +244,11 @@ export const releasesGroup: Group = {
         });
       },
     },
+    rolloutCommand("rollout", "offer a release to PERCENT of client ids (0-100; raising it keeps everyone already in)", (c, v, p) => c.rollout(v, p), true),
+    rolloutCommand("pause", "freeze a staged rollout: only the clients already in its group keep being offered it", (c, v) => c.pause(v)),
+    rolloutCommand("resume", "let a paused rollout's percentage change again", (c, v) => c.resume(v)),
+    rolloutCommand("yank", "withdraw a release from every document (its files stay downloadable by asset id)", (c, v) => c.yank(v)),
+    rolloutCommand("unyank", "put a yanked release back into the documents", (c, v) => c.yank(v, false)),
     {
       name: "releases classify",
       args: "VERSION ASSET [--platform P] [--arch A] [--file-type T] [--json]",

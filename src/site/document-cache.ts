@@ -17,7 +17,9 @@ export interface RenderedDocument {
   empty: boolean;
 }
 
-interface Entry extends RenderedDocument {
+interface Entry {
+  /** A RenderedDocument, or what `getValue`'s builder made. */
+  doc: unknown;
   /** The entry holds for `builtAt <= now < expiresAt` (a clock set back makes it stale too). */
   builtAt: number;
   /** Infinity: only a change of the source ends it. */
@@ -30,31 +32,41 @@ type Timed = { value: unknown; expiresAt: number };
 
 export class DocumentCache {
   private entries = new Map<string, Entry>();
-  private building = new Map<string, Promise<RenderedDocument>>();
+  private building = new Map<string, Promise<unknown>>();
   private generation = -1;
 
   constructor(private readonly currentGeneration: () => number) {}
 
   /** The rendered document for `key`, built by `build` when missing or when the source changed. */
   get(key: string, build: () => unknown): RenderedDocument | Promise<RenderedDocument> {
-    return this.lookup(key, 0) ?? this.build(key, 0, async () => ({ value: await build(), expiresAt: Number.POSITIVE_INFINITY }));
+    return (this.lookup(key, 0) as RenderedDocument | null) ??
+      this.build(key, 0, async () => ({ value: await build(), expiresAt: Number.POSITIVE_INFINITY }), renderDocument);
   }
 
   /** The same for a document that also changes with time: `build` says until when (epoch ms) its value holds. */
   getUntil(key: string, now: number, build: () => Timed | Promise<Timed>): RenderedDocument | Promise<RenderedDocument> {
-    return this.lookup(key, now) ?? this.build(key, now, build);
+    return (this.lookup(key, now) as RenderedDocument | null) ?? this.build(key, now, build, renderDocument);
   }
 
-  private build(key: string, now: number, build: () => Timed | Promise<Timed>): Promise<RenderedDocument> {
+  /**
+   * A value the caller makes from the source (e.g. several rendered documents and the rule to choose among
+   * them), kept and dropped like a document.
+   */
+  getValue<T extends object>(key: string, build: () => T | Promise<T>): T | Promise<T> {
+    return (this.lookup(key, 0) as T | null) ??
+      this.build(key, 0, async () => ({ value: await build(), expiresAt: Number.POSITIVE_INFINITY }), (v) => v as T);
+  }
+
+  private build<D>(key: string, now: number, build: () => Timed | Promise<Timed>, make: (value: unknown) => D): Promise<D> {
     const running = this.building.get(key);
-    if (running) return running;
+    if (running) return running as Promise<D>;
     const generation = this.generation;
     const done = (async () => {
       try {
         const { value, expiresAt } = await build();
-        const doc = render(value, now, expiresAt);
+        const doc = make(value);
         // Kept only if the source did not move while it was read: otherwise the next request builds afresh.
-        if (this.currentGeneration() === generation) this.keep(key, doc);
+        if (this.currentGeneration() === generation) this.keep(key, { doc, builtAt: now, expiresAt });
         return doc;
       } finally {
         this.building.delete(key);
@@ -64,27 +76,28 @@ export class DocumentCache {
     return done;
   }
 
-  /** The entry for `key` if it still holds at `now` (everything is dropped once the source moved). */
-  private lookup(key: string, now: number): Entry | null {
+  /** The entry's document for `key` if it still holds at `now` (everything is dropped once the source moved). */
+  private lookup(key: string, now: number): unknown {
     const gen = this.currentGeneration();
     if (gen !== this.generation) {
       this.entries.clear();
       this.generation = gen;
     }
-    const doc = this.entries.get(key);
-    return doc && now >= doc.builtAt && now < doc.expiresAt ? doc : null;
+    const e = this.entries.get(key);
+    return e && now >= e.builtAt && now < e.expiresAt ? e.doc : null;
   }
 
-  private keep(key: string, doc: Entry): void {
+  private keep(key: string, entry: Entry): void {
     // Keys include the base URL and query, which callers choose: bound the map.
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(key, doc);
+    this.entries.set(key, entry);
   }
 }
 
-function render(value: unknown, now: number, expiresAt: number): Entry {
+/** A value serialised and tagged once (null: the builder had nothing to render). */
+export function renderDocument(value: unknown): RenderedDocument {
   const body = value === null ? "" : JSON.stringify(value);
-  return { body, etag: value === null ? "" : documentEtag(body), empty: value === null, builtAt: now, expiresAt };
+  return { body, etag: value === null ? "" : documentEtag(body), empty: value === null };
 }
 
 /** `f(value)` now when `value` is at hand, after it resolves otherwise: keeps the cache-hit path free of promises. */

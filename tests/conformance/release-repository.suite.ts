@@ -41,6 +41,24 @@ export function releaseRepositoryConformance(backend: string, make: () => Promis
       expect(await releases.getById(123456)).toBeNull();
     });
 
+    test("a release's rollout: 100%, not paused, not yanked by default; set at creation, changed by update and put", async () => {
+      const { releases } = await open();
+      const plain = await releases.create(rel("3.0.0"));
+      expect(plain).toMatchObject({ rolloutPercent: 100, rolloutPaused: false, yanked: false });
+      const staged = await releases.create(rel("3.1.0", { rolloutPercent: 30 }));
+      expect(staged).toMatchObject({ rolloutPercent: 30, rolloutPaused: false, yanked: false });
+      await releases.update(staged!.id, { rolloutPaused: true });
+      expect(await releases.get("3.1.0")).toMatchObject({ rolloutPercent: 30, rolloutPaused: true, yanked: false });
+      await releases.update(staged!.id, { rolloutPaused: false, rolloutPercent: 60, yanked: true });
+      expect(await releases.getById(staged!.id)).toMatchObject({ rolloutPercent: 60, rolloutPaused: false, yanked: true });
+      const again = await releases.put({ create: rel("3.0.0"), change: { rolloutPercent: 0 } });
+      expect(again).toMatchObject({ id: plain!.id, rolloutPercent: 0 });
+      // A sync's batch leaves the rollout alone.
+      await releases.applyBatch([{ version: "3.1.0", existingId: staged!.id, create: null, update: { notes: "synced" }, assets: [] }]);
+      expect(await releases.getById(staged!.id)).toMatchObject({ notes: "synced", rolloutPercent: 60, yanked: true });
+      expect((await releases.list()).map((r) => [r.version, r.rolloutPercent, r.yanked])).toEqual([["3.1.0", 60, true], ["3.0.0", 0, false]]);
+    });
+
     test("put creates, then changes only what `change` holds", async () => {
       const { releases } = await open();
       const first = await releases.put(put("2.0.0", { notes: "first" }));

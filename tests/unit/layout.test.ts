@@ -39,6 +39,7 @@ const PURE = [
   "src/gateway/limits/token-bucket.ts",
   "src/gateway/limits/model-match.ts",
   "src/site/releases/latest.ts",
+  "src/site/releases/rollout.ts",
   "src/site/releases/classify.ts",
   "src/site/releases/versions.ts",
   "src/site/releases/sync-plan.ts",

@@ -29,7 +29,7 @@ function localAsset(id: number, name: string, over: Partial<AssetRecord> = {}): 
   };
 }
 function localRelease(id: number, version: string, assets: AssetRecord[], over: Partial<ReleaseRecord> = {}): ReleaseRecord {
-  return { id, version, notes: "", publishedAt: NOW, minAppVersion: "", prerelease: false, origin: "github", remoteId: null, createdAt: 0, updatedAt: 0, assets, ...over };
+  return { id, version, notes: "", publishedAt: NOW, minAppVersion: "", prerelease: false, rolloutPercent: 100, rolloutPaused: false, yanked: false, origin: "github", remoteId: null, createdAt: 0, updatedAt: 0, assets, ...over };
 }
 const opts = { includePrereleases: false, nowIso: NOW };
 

@@ -7,6 +7,7 @@ import { assetSource, markRecommended, normalizeArch, normalizeFileType, normali
 import type { Arch, Asset, AssetSource, AssetWithRecommendation, LatestQuery, Platform, Release } from "../types";
 import { compareVersions, isPrerelease, isValidVersion, normalizeVersion } from "./versions";
 import { readParam } from "../query-params";
+import { isFullyRolledOut, rolloutOffers } from "./rollout";
 
 export interface SiteContext {
   /** Scheme and host the site was reached by, e.g. `https://updates.example.com`; a trailing `/` is ignored. */
@@ -145,11 +146,45 @@ export function hasDownloadFor(release: Release, q: LatestQuery): boolean {
 export function pickLatestFor(
   releases: readonly Release[],
   query: LatestQuery,
-  opts: { includePrerelease?: boolean } = {},
+  opts: { includePrerelease?: boolean; clientId?: string | null } = {},
 ): Release | null {
-  const ranked = rankReleases(releases, opts);
-  if (!isFilteredQuery(query)) return ranked[0] ?? null;
-  return ranked.find((r) => hasDownloadFor(r, query)) ?? null;
+  return chooseVariant(planLatest(releases, query, opts), opts.clientId ?? null);
+}
+
+/**
+ * What a document may answer, before knowing the client: `base` is the newest release offered to everyone
+ * (fully rolled out, not yanked), `staged` the newer releases in a staged rollout (newest first, percentage
+ * above 0), which only clients with an id in their group get. `staged` is empty in the common case, and then
+ * no client needs any work.
+ */
+export interface LatestPlan {
+  staged: Release[];
+  base: Release | null;
+}
+
+/** The plan of /api/v1/latest for this query (filters as in pickLatestFor; yanked releases never count). */
+export function planLatest(releases: readonly Release[], query: LatestQuery, opts: { includePrerelease?: boolean } = {}): LatestPlan {
+  const filtered = isFilteredQuery(query);
+  return planOver(rankReleases(releases, opts), (r) => !filtered || hasDownloadFor(r, query));
+}
+
+/** The plan over releases ranked newest first, of those `usable` says may answer. */
+export function planOver(ranked: readonly Release[], usable: (r: Release) => boolean): LatestPlan {
+  const staged: Release[] = [];
+  for (const r of ranked) {
+    if (r.yanked || !usable(r)) continue;
+    if (isFullyRolledOut(r)) return { staged, base: r };
+    if ((r.rolloutPercent ?? 100) > 0) staged.push(r);
+  }
+  return { staged, base: null };
+}
+
+/** The release this client is offered: the newest staged one whose group it is in, else the base. */
+export function chooseVariant(plan: LatestPlan, clientId: string | null): Release | null {
+  if (clientId !== null) {
+    for (const r of plan.staged) if (rolloutOffers(r, clientId)) return r;
+  }
+  return plan.base;
 }
 
 /**
@@ -249,29 +284,37 @@ export function buildLatestDocument(release: Release | null, query: LatestQuery,
 /**
  * The newest downloadable `web-*.zip` across releases (a desktop-only release does not hide the previous web
  * bundle; a zip with no bytes to serve is skipped rather than advertised with an empty URL). null = none;
- * pre-releases are skipped unless asked for, as for /api/v1/latest.
+ * pre-releases are skipped unless asked for, as for /api/v1/latest; yanked releases never count, and a release
+ * in a staged rollout only for a client in its group.
  */
 export function buildLegacyManifest(
   releases: readonly Release[],
   ctx: Pick<SiteContext, "baseUrl">,
-  opts: { includePrerelease?: boolean } = {},
+  opts: { includePrerelease?: boolean; clientId?: string | null } = {},
 ): LegacyManifest | null {
-  for (const release of rankReleases(releases, opts)) {
-    const zip = pickWebZip(release.assets);
-    if (!zip) continue;
-    const hex = hexDigest(zip.sha256);
-    return {
-      version: normalizeVersion(release.version),
-      name: zip.name,
-      url: downloadUrlFor(ctx.baseUrl, zip.id),
-      hash: hex,
-      sha256: hex ? `sha256:${hex}` : "",
-      size: zip.size,
-      minAppVersion: normalizeVersion(release.minAppVersion),
-      notes: release.notes,
-      pubDate: release.publishedAt,
+  return buildLegacyManifestOf(chooseVariant(planLegacyManifest(releases, opts), opts.clientId ?? null), ctx);
+}
+
+/** The plan of /update/latest.json: releases with a downloadable web zip. */
+export function planLegacyManifest(releases: readonly Release[], opts: { includePrerelease?: boolean } = {}): LatestPlan {
+  return planOver(rankReleases(releases, opts), (r) => pickWebZip(r.assets) !== undefined);
+}
+
+/** The manifest of this release's web zip (null: no release, or none with a zip). */
+export function buildLegacyManifestOf(release: Release | null, ctx: Pick<SiteContext, "baseUrl">): LegacyManifest | null {
+  const zip = release ? pickWebZip(release.assets) : null;
+  if (!release || !zip) return null;
+  const hex = hexDigest(zip.sha256);
+  return {
+    version: normalizeVersion(release.version),
+    name: zip.name,
+    url: downloadUrlFor(ctx.baseUrl, zip.id),
+    hash: hex,
+    sha256: hex ? `sha256:${hex}` : "",
+    size: zip.size,
+    minAppVersion: normalizeVersion(release.minAppVersion),
+    notes: release.notes,
+    pubDate: release.publishedAt,
     ...(zip.signature ? { signature: signatureForDocument(zip.signature) } : {}),
-    };
-  }
-  return null;
+  };
 }

@@ -22,6 +22,7 @@ import type { Mirror, MirrorObject } from "../downloads/mirror";
 import type { AssetFields, AssetRecord, ReleaseChanges, ReleasePut, ReleaseRecord, ReleaseRepository } from "./release-repository";
 import type { Arch, Platform } from "../types";
 import { isValidVersion } from "./versions";
+import { isRolloutPercent } from "./rollout";
 
 /** An asset held here by hand (published or uploaded): nothing to do with a remote, nothing left to mirror. */
 const NOT_SYNCED = {
@@ -49,6 +50,8 @@ export interface ReleaseMeta {
   prerelease?: boolean;
   /** ISO 8601; default now. */
   publishedAt?: string;
+  /** Staged rollout: the share of client ids offered the release, an integer 0..100 (default 100). */
+  rolloutPercent?: number;
 }
 
 export interface Classification {
@@ -83,7 +86,14 @@ export function checkReleaseMeta(meta: ReleaseMeta): ReleaseMeta {
     if (Number.isNaN(ms)) throw new AppError("invalid_request", "publishedAt must be an ISO 8601 date-time.", { param: "publishedAt" });
     out.publishedAt = new Date(ms).toISOString();
   }
+  if (meta.rolloutPercent !== undefined) out.rolloutPercent = checkRolloutPercent(meta.rolloutPercent);
   return out;
+}
+
+export function checkRolloutPercent(p: unknown, param = "rolloutPercent"): number {
+  const n = typeof p === "string" && /^\s*\d+\s*%?\s*$/.test(p) ? Number.parseInt(p, 10) : p;
+  if (!isRolloutPercent(n)) throw new AppError("invalid_request", "A rollout percentage is a whole number from 0 to 100.", { param });
+  return n;
 }
 
 export function checkAssetName(name: string, param = "name"): string {
@@ -173,6 +183,7 @@ export class ReleaseCatalog {
         minAppVersion: m.minAppVersion,
         prerelease: m.prerelease,
         publishedAt: m.publishedAt ?? new Date(this.now()).toISOString(),
+        rolloutPercent: m.rolloutPercent,
       },
       change: m as ReleaseChanges,
     };
@@ -182,6 +193,10 @@ export class ReleaseCatalog {
   async publish(version: string, sources: PublishSource[], meta: ReleaseMeta = {}): Promise<ReleaseRecord> {
     const v = checkVersion(version);
     const m = checkReleaseMeta(meta);
+    if (m.rolloutPercent !== undefined) {
+      const existing = await this.store.get(v);
+      if (existing) this.checkRolloutChange(existing, m.rolloutPercent);
+    }
     const names = new Set<string>();
     for (const s of sources) {
       if (names.has(s.name)) throw new AppError("invalid_request", `Two assets are named '${s.name}'.`, { param: "files" });
@@ -315,8 +330,58 @@ export class ReleaseCatalog {
 
   async update(version: string, meta: ReleaseMeta): Promise<ReleaseRecord> {
     const release = await this.find(version);
-    await this.store.update(release.id, checkReleaseMeta(meta) as ReleaseChanges);
+    const m = checkReleaseMeta(meta);
+    if (m.rolloutPercent !== undefined) this.checkRolloutChange(release, m.rolloutPercent);
+    await this.store.update(release.id, m as ReleaseChanges);
     return (await this.store.getById(release.id)) ?? this.gone(version);
+  }
+
+  /**
+   * `gantry releases rollout`: offers the release to this share of client ids (100 = everyone). Raising it
+   * keeps every client already in; lowering it takes the clients above the new share back to the previous
+   * release. Refused while the rollout is paused (resume it first) or the release is yanked.
+   */
+  async rollout(version: string, percent: unknown): Promise<ReleaseRecord> {
+    const p = checkRolloutPercent(percent, "percent");
+    const release = await this.find(version);
+    this.checkRolloutChange(release, p);
+    return this.setRollout(release, { rolloutPercent: p });
+  }
+
+  /**
+   * Decision: a paused rollout keeps its percentage, so exactly the clients already in its group keep being
+   * offered it and no one else joins; the percentage cannot change until `resume`. A release offered to
+   * everyone (100%) has no rollout to pause (409).
+   */
+  async pause(version: string): Promise<ReleaseRecord> {
+    const release = await this.find(version);
+    if (release.yanked) throw new AppError("conflict", `Release ${release.version} is yanked.`, { param: "version" });
+    if (release.rolloutPercent >= 100) {
+      throw new AppError("conflict", `Release ${release.version} is offered to everyone; there is no staged rollout to pause.`, { param: "version" });
+    }
+    return this.setRollout(release, { rolloutPaused: true });
+  }
+
+  async resume(version: string): Promise<ReleaseRecord> {
+    return this.setRollout(await this.find(version), { rolloutPaused: false });
+  }
+
+  /** The kill switch: the release leaves every document (its files stay downloadable by asset id); `unyank` undoes it. */
+  async yank(version: string, yanked = true): Promise<ReleaseRecord> {
+    return this.setRollout(await this.find(version), { yanked });
+  }
+
+  private checkRolloutChange(release: ReleaseRecord, percent: number): void {
+    if (percent === release.rolloutPercent) return;
+    if (release.rolloutPaused) {
+      throw new AppError("conflict", `The rollout of ${release.version} is paused at ${release.rolloutPercent}%; resume it first.`, { param: "version" });
+    }
+    if (release.yanked) throw new AppError("conflict", `Release ${release.version} is yanked.`, { param: "version" });
+  }
+
+  private async setRollout(release: ReleaseRecord, changes: ReleaseChanges): Promise<ReleaseRecord> {
+    await this.store.update(release.id, changes);
+    return (await this.store.getById(release.id)) ?? this.gone(release.version);
   }
 
   /** Operator override of platform / arch / file type; sync and re-publish keep it from then on. */

@@ -50,6 +50,12 @@ export interface Release {
   /** Set by the operator only; sync never raises it. "" = no minimum. */
   minAppVersion: string;
   prerelease: boolean;
+  /** Staged rollout: the share of client ids (0-100) offered this release; absent or 100 = everyone. */
+  rolloutPercent?: number;
+  /** The rollout is paused: its percentage (and so its group of clients) stays as it is until resumed. */
+  rolloutPaused?: boolean;
+  /** Withdrawn from every document; its assets can still be downloaded by id. */
+  yanked?: boolean;
   assets: Asset[];
 }
 
@@ -72,6 +78,9 @@ export interface AssetRecord extends Asset {
 }
 
 export interface ReleaseRecord extends Release {
+  rolloutPercent: number;
+  rolloutPaused: boolean;
+  yanked: boolean;
   origin: ReleaseOrigin;
   remoteId: number | null;
   createdAt: number;
@@ -87,9 +96,15 @@ export interface NewRelease {
   prerelease?: boolean;
   origin?: ReleaseOrigin;
   remoteId?: number | null;
+  /** 0..100, default 100. */
+  rolloutPercent?: number;
+  rolloutPaused?: boolean;
+  yanked?: boolean;
 }
 
-export type ReleaseChanges = Partial<Pick<NewRelease, "notes" | "publishedAt" | "minAppVersion" | "prerelease" | "remoteId">>;
+export type ReleaseChanges = Partial<
+  Pick<NewRelease, "notes" | "publishedAt" | "minAppVersion" | "prerelease" | "remoteId" | "rolloutPercent" | "rolloutPaused" | "yanked">
+>;
 
 /** Asset fields that can be written; unset fields keep their value (or the column default on insert). */
 export interface AssetFields {

@@ -27,6 +27,12 @@ export interface ReleaseView {
   publishedAt: string;
   minAppVersion: string;
   prerelease: boolean;
+  /** Staged rollout: the share of client ids offered the release (100 = everyone). */
+  rolloutPercent: number;
+  /** The percentage is frozen until resumed. */
+  rolloutPaused: boolean;
+  /** In no document; its files stay downloadable. */
+  yanked: boolean;
   origin: string;
   downloads: number;
   assets: AssetView[];
@@ -58,6 +64,9 @@ export function releaseView(r: ReleaseRecord): ReleaseView {
     publishedAt: r.publishedAt,
     minAppVersion: r.minAppVersion,
     prerelease: r.prerelease,
+    rolloutPercent: r.rolloutPercent,
+    rolloutPaused: r.rolloutPaused,
+    yanked: r.yanked,
     origin: r.origin,
     downloads: r.assets.reduce((n, a) => n + a.downloads, 0),
     assets: r.assets.map(assetView),

@@ -219,12 +219,18 @@ const V4 = `
   ALTER TABLE usage_ledger ADD COLUMN estimated BOOLEAN NOT NULL DEFAULT false;
 `;
 
-/** Forward only: a shipped entry is never edited, changes go into new ones. */
 /** 5: an asset's minisign signature file (as SQLite's migration 11). */
 const V5 = `
   ALTER TABLE release_assets ADD COLUMN signature TEXT;
 `;
 
+/** 6: staged rollouts and the kill switch (as SQLite's migration 12). */
+const V6 = `
+  ALTER TABLE releases ADD COLUMN rollout_percent INTEGER NOT NULL DEFAULT 100;
+  ALTER TABLE releases ADD COLUMN rollout_paused BOOLEAN NOT NULL DEFAULT false;
+  ALTER TABLE releases ADD COLUMN yanked BOOLEAN NOT NULL DEFAULT false;
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -53,6 +53,9 @@ const RELEASE_COLUMNS: Record<keyof ReleaseChanges, string> = {
   minAppVersion: "min_app_version",
   prerelease: "prerelease",
   remoteId: "remote_id",
+  rolloutPercent: "rollout_percent",
+  rolloutPaused: "rollout_paused",
+  yanked: "yanked",
 };
 
 const ASSET_SELECT = `
@@ -94,6 +97,9 @@ function toRelease(r: Row, assets: AssetRecord[]): ReleaseRecord {
     publishedAt: r.published_at,
     minAppVersion: r.min_app_version,
     prerelease: r.prerelease === true,
+    rolloutPercent: num(r.rollout_percent),
+    rolloutPaused: r.rollout_paused === true,
+    yanked: r.yanked === true,
     origin: r.origin as ReleaseOrigin,
     remoteId: numOrNull(r.remote_id),
     createdAt: num(r.created_at),
@@ -310,9 +316,11 @@ export class PostgresReleaseRepository implements ReleaseRepository {
   private async insertRelease(tx: SQL, input: NewRelease): Promise<number> {
     const ts = this.now();
     const [r] = await tx`
-      INSERT INTO releases (version, version_key, notes, published_at, min_app_version, prerelease, origin, remote_id, created_at, updated_at)
+      INSERT INTO releases (version, version_key, notes, published_at, min_app_version, prerelease, origin, remote_id, created_at, updated_at,
+        rollout_percent, rollout_paused, yanked)
       VALUES (${input.version.trim()}, ${versionKey(input.version)}, ${input.notes ?? ""}, ${input.publishedAt}, ${input.minAppVersion ?? ""},
-        ${input.prerelease === true}, ${input.origin ?? "manual"}, ${input.remoteId ?? null}, ${ts}, ${ts})
+        ${input.prerelease === true}, ${input.origin ?? "manual"}, ${input.remoteId ?? null}, ${ts}, ${ts},
+        ${input.rolloutPercent ?? 100}, ${input.rolloutPaused === true}, ${input.yanked === true})
       RETURNING id`;
     return num(r.id);
   }

@@ -13,7 +13,8 @@ import m008 from "./migrations/008-stored-responses-by-key";
 import m009 from "./migrations/009-ledger-estimated";
 import m010 from "./migrations/010-asset-ids-never-reused";
 import m011 from "./migrations/011-asset-signatures";
+import m012 from "./migrations/012-release-rollouts";
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

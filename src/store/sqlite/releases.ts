@@ -28,6 +28,9 @@ interface ReleaseRow {
   published_at: string;
   min_app_version: string;
   prerelease: number;
+  rollout_percent: number;
+  rollout_paused: number;
+  yanked: number;
   origin: ReleaseOrigin;
   remote_id: number | null;
   created_at: number;
@@ -117,6 +120,9 @@ function toRelease(r: ReleaseRow, assets: AssetRecord[]): ReleaseRecord {
     publishedAt: r.published_at,
     minAppVersion: r.min_app_version,
     prerelease: r.prerelease === 1,
+    rolloutPercent: r.rollout_percent,
+    rolloutPaused: r.rollout_paused === 1,
+    yanked: r.yanked === 1,
     origin: r.origin,
     remoteId: r.remote_id,
     createdAt: r.created_at,
@@ -320,8 +326,9 @@ export class SqliteReleaseRepository implements ReleaseRepository {
     const ts = this.now();
     const r = this.db
       .query(
-        `INSERT INTO releases (version, version_key, notes, published_at, min_app_version, prerelease, origin, remote_id, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        `INSERT INTO releases (version, version_key, notes, published_at, min_app_version, prerelease, origin, remote_id, created_at, updated_at,
+           rollout_percent, rollout_paused, yanked)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
       )
       .get(
         input.version.trim(),
@@ -334,6 +341,9 @@ export class SqliteReleaseRepository implements ReleaseRepository {
         input.remoteId ?? null,
         ts,
         ts,
+        input.rolloutPercent ?? 100,
+        input.rolloutPaused ? 1 : 0,
+        input.yanked ? 1 : 0,
       ) as { id: number };
     return r.id;
   }
@@ -345,6 +355,9 @@ export class SqliteReleaseRepository implements ReleaseRepository {
       minAppVersion: "min_app_version",
       prerelease: "prerelease",
       remoteId: "remote_id",
+      rolloutPercent: "rollout_percent",
+      rolloutPaused: "rollout_paused",
+      yanked: "yanked",
     };
     const sets: string[] = [];
     const values: Array<string | number | null> = [];
