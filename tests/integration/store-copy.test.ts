@@ -55,6 +55,17 @@ async function documents(url: string): Promise<Record<string, unknown>> {
   };
 }
 
+/** The id of an asset added now. */
+async function newAssetId(url: string): Promise<number> {
+  const res = await fetch(`${url}/admin/api/releases/0.0.1/assets`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: `new-${crypto.randomUUID()}.zip`, url: "https://example.invalid/new.zip" }),
+  });
+  expect(res.status).toBe(201);
+  return (await res.json()).id;
+}
+
 if (unavailable) {
   console.warn(`store copy tests skipped: ${unavailable}`);
   test.skip(`store copy: ${unavailable}`, () => {});
@@ -71,6 +82,9 @@ if (unavailable) {
   let embedded: string;
   let before: Record<string, unknown>;
   let s3Env: Record<string, string>;
+  /** The newest asset id, deleted before the copy: no store may hand it out again. */
+  let deletedAssetId: number;
+  let someVersion: string;
 
   beforeAll(async () => {
     s3 = await s3Server();
@@ -89,6 +103,11 @@ if (unavailable) {
     const source = await serve({ dataDir: embedded });
     const seeded = await seedDemo(source.deps);
     seeded.stop();
+    someVersion = "0.0.1";
+    await source.deps.releases.catalog.create(someVersion, {}, true);
+    const top = await source.deps.releases.catalog.addUrlAsset(someVersion, "deleted-before-copy.zip", "https://example.invalid/x.zip");
+    await source.deps.releases.catalog.deleteAsset(someVersion, "deleted-before-copy.zip");
+    deletedAssetId = top.id;
     before = await documents(source.url);
     await source.stop();
   }, 120_000);
@@ -139,6 +158,8 @@ if (unavailable) {
         const all = await (await fetch(`${shared.url}/admin/api/announcements`, { headers: { authorization: `Bearer ${ADMIN}` } })).json();
         expect(all.data.length).toBeGreaterThan(1);
         expect(new Set(all.data.map((a: { id: number }) => a.id)).size).toBe(all.data.length);
+        // An asset id deleted before the move is not handed out again after it.
+        expect(await newAssetId(shared.url)).toBeGreaterThan(deletedAssetId);
       } finally {
         await shared.stop();
       }
@@ -166,6 +187,7 @@ if (unavailable) {
       const again = await serve({ dataDir: back });
       try {
         expect(await documents(again.url)).toEqual(before);
+        expect(await newAssetId(again.url)).toBeGreaterThan(deletedAssetId);
       } finally {
         await again.stop();
       }

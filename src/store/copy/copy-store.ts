@@ -62,7 +62,7 @@ export async function copyStore(source: RecordSide, target: RecordSide, options:
             for (const a of page) if (isTrue(a.mirrored) && a.sha256) mirrored.set(String(a.sha256), Number(a.size ?? -1));
           }
         }
-        if (t.identity) await writer.finishIdentity(t.name, t.identity);
+        if (t.identity) await writer.finishIdentity(t.name, t.identity, await reader.lastIdentity(t.name, t.identity));
         progress(`${t.name}: ${rows} rows`);
       }
       for (const [key, value] of await reader.meta()) {

@@ -35,6 +35,12 @@ export interface RecordReader {
   /** The table's rows in key order, a page at a time. */
   pages(table: string, key: readonly string[], columns: string[]): AsyncIterable<Row[]>;
   meta(): Promise<Array<[string, string]>>;
+  /**
+   * The largest id the store has handed out in an identity column, deleted rows included where it remembers them
+   * (SQLite's AUTOINCREMENT counter, a PostgreSQL sequence): asset ids must never be handed out again, after a copy
+   * either.
+   */
+  lastIdentity(table: string, column: string): Promise<number>;
 }
 
 /** Writes into one store, inside the one transaction `RecordSide.write` opened. */
@@ -42,8 +48,8 @@ export interface RecordWriter {
   /** Empties the copied tables and the copied meta keys (only with --force). */
   clear(): Promise<void>;
   insert(table: string, columns: string[], rows: Row[]): Promise<void>;
-  /** After explicit ids went into an identity column: the next generated id follows the largest. */
-  finishIdentity(table: string, column: string): Promise<void>;
+  /** After explicit ids went into an identity column: the next generated id follows the largest and `last`. */
+  finishIdentity(table: string, column: string, last: number): Promise<void>;
   setMeta(key: string, value: string): Promise<void>;
 }
 

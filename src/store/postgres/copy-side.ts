@@ -52,6 +52,12 @@ export class PostgresSide implements RecordSide {
           ((await tx`SELECT key, value FROM meta ORDER BY key`) as Array<{ key: string; value: string }>)
             .filter((r) => isCopiedMetaKey(r.key))
             .map((r) => [r.key, r.value] as [string, string]),
+        lastIdentity: async (table, column) => {
+          const [{ seq }] = await tx`SELECT pg_get_serial_sequence(${table}, ${column}) AS seq`;
+          const [s] = await tx.unsafe(`SELECT last_value, is_called FROM ${seq}`);
+          const [m] = await tx.unsafe(`SELECT COALESCE(MAX(${quote(column)}), 0) AS n FROM ${quote(table)}`);
+          return Math.max(num(m.n), s.is_called ? num(s.last_value) : num(s.last_value) - 1);
+        },
       }),
     )) as T;
   }
@@ -100,9 +106,10 @@ export class PostgresSide implements RecordSide {
             await tx.unsafe(`INSERT INTO ${quote(table)} (${columns.map(quote).join(", ")})${identity} VALUES ${tuples.join(", ")}`, params);
           }
         },
-        finishIdentity: async (table, column) => {
+        finishIdentity: async (table, column, last) => {
           await tx.unsafe(
-            `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), COALESCE((SELECT max(${quote(column)}) FROM ${quote(table)}), 0) + 1, false)`,
+            `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), GREATEST(COALESCE((SELECT max(${quote(column)}) FROM ${quote(table)}), 0), $1::bigint) + 1, false)`,
+            [last],
           );
         },
         setMeta: async (key, value) => {

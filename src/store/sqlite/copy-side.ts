@@ -41,10 +41,25 @@ export class SqliteSide implements RecordSide {
           (this.db.query("SELECT key, value FROM meta ORDER BY key").all() as Array<{ key: string; value: string }>)
             .filter((r) => isCopiedMetaKey(r.key))
             .map((r) => [r.key, r.value] as [string, string]),
+        lastIdentity: async (table, column) => {
+          const max = (this.db.query(`SELECT COALESCE(MAX(${quote(column)}), 0) AS n FROM ${quote(table)}`).get() as { n: number }).n;
+          return Math.max(max, this.sequence(table) ?? 0);
+        },
       });
     } finally {
       this.db.exec("COMMIT");
     }
+  }
+
+  /** The AUTOINCREMENT counter of `table`, or null when it has none (yet). */
+  private sequence(table: string): number | null {
+    if (!this.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'").get()) return null;
+    return (this.db.query("SELECT seq FROM sqlite_sequence WHERE name = ?").get(table) as { seq: number } | null)?.seq ?? null;
+  }
+
+  private autoincrement(table: string): boolean {
+    const row = this.db.query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) as { sql: string } | null;
+    return /\bAUTOINCREMENT\b/i.test(row?.sql ?? "");
   }
 
   private async *pages(table: string, key: readonly string[], columns: string[]): AsyncIterable<Row[]> {
@@ -80,7 +95,12 @@ export class SqliteSide implements RecordSide {
           for (const row of rows) stmt.run(...(columns.map((c) => row[c] ?? null) as Array<string | number | boolean | null>));
         },
         // INTEGER PRIMARY KEY continues after the largest id by itself.
-        finishIdentity: async () => {},
+        // Only AUTOINCREMENT tables keep a counter (sqlite_sequence); the others hand out the largest id + 1 anyway.
+        finishIdentity: async (table, _column, last) => {
+          if (!this.autoincrement(table)) return;
+          if (this.sequence(table) === null) this.db.query("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)").run(table, last);
+          else this.db.query("UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = ?").run(last, table);
+        },
         setMeta: async (key, value) => {
           this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
         },
