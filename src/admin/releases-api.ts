@@ -2,7 +2,7 @@
  * /admin/api/releases: the release operations of `gantry releases`, as JSON, behind the admin token
  * (checked globally for /admin/api/*).
  *
- *   GET    /                                  releases, newest version first
+ *   GET    /                                  releases, newest version first, each with `onlineClients` (heartbeats)
  *   POST   /                                  create {version, notes?, minAppVersion?, prerelease?, publishedAt?, rolloutPercent?, assets?: [{name, url}]}
  *   GET    /sync                              last sync report, whether one is running, the configured source
  *   POST   /sync                              run a sync now {github?, apiUrl?, token?, prereleases?} (default: the settings)
@@ -24,7 +24,8 @@ import type { Config } from "../config";
 import type { ReleaseServices } from "../site/releases/release-services";
 import { AppError } from "../errors";
 import { checkAssetName, checkUpstreamUrl } from "../site/releases/release-catalog";
-import { assetView, releaseView, sortNewestFirst } from "../site/releases/release-view";
+import { assetView, releaseView, sortNewestFirst, withOnlineClients } from "../site/releases/release-view";
+import type { ClientStatsService } from "../site/heartbeats/client-stats-service";
 import { configuredTokenFor } from "../site/releases/sync-github";
 import { MirrorWriteError } from "../site/downloads/mirror";
 import { boundedJsonParser } from "../http/body";
@@ -84,6 +85,8 @@ function uploadFailure(err: unknown, signal: AbortSignal): unknown {
 export interface ReleasesApiDeps {
   config: Pick<Config, "syncIntervalMinutes">;
   releases: Pick<ReleaseServices, "catalog" | "store" | "sync" | "downloads" | "configuredSync">;
+  /** The online clients' versions (from heartbeats), counted per release in the list. */
+  engagement: { stats: Pick<ClientStatsService, "clients"> };
 }
 
 export function releasesApi(deps: ReleasesApiDeps) {
@@ -94,7 +97,10 @@ export function releasesApi(deps: ReleasesApiDeps) {
     // Authenticated by the guard already: a sync, a mirrored URL asset or an upload may take minutes.
     .onBeforeHandle(({ request }) => holdConnection(request))
     .onAfterResponse(({ request }) => releaseConnection(request))
-    .get("/", async () => ({ object: "list", data: sortNewestFirst(await store.list()).map(releaseView) }))
+    .get("/", async () => {
+      const [releases, clients] = await Promise.all([store.list(), deps.engagement.stats.clients()]);
+      return { object: "list", data: withOnlineClients(sortNewestFirst(releases).map(releaseView), clients.byVersion) };
+    })
     .post(
       "/",
       async ({ body, set }) => {

@@ -373,6 +373,44 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     expect(await page.locator("#toast .toast.ok").count()).toBe(0);
   }, TEST_TIMEOUT_MS);
 
+  test("a release's staged rollout: online clients running it, set a percentage, pause, resume, yank", async () => {
+    const hb = await fetch(`${g.url}/api/v1/client/heartbeat`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-app-client-id": "rollout-c1" },
+      body: JSON.stringify({ app: "myapp", version: "v1.5.0", platform: "windows", arch: "x64" }),
+    });
+    expect(hb.status).toBe(200);
+    await page.goto(`${g.url}/admin/releases`);
+    const block = page.locator('.release[data-version="1.5.0"]');
+    await block.waitFor();
+    await waitForText(block.locator(".online-clients"), /^1 online$/);
+    expect(await block.locator(".badge.rollout").count()).toBe(0);
+    const state = async () => (await (await g.admin("/admin/api/releases/1.5.0")).json()) as any;
+
+    await block.locator('.rollout-controls input[name="percent"]').fill("30");
+    await block.locator('.rollout-controls button[type="submit"]').click();
+    await waitForText(page.locator('.release[data-version="1.5.0"] .badge.rollout'), /^rollout 30%$/);
+    expect(await state()).toMatchObject({ rolloutPercent: 30, rolloutPaused: false, yanked: false });
+
+    await page.locator('.release[data-version="1.5.0"] .rollout-controls button', { hasText: "Pause" }).click();
+    await waitForText(page.locator('.release[data-version="1.5.0"] .badge.rollout'), /^rollout 30% · paused$/);
+    expect(await page.locator('.release[data-version="1.5.0"] .rollout-controls button[type="submit"]').isDisabled()).toBe(true);
+    expect(await state()).toMatchObject({ rolloutPercent: 30, rolloutPaused: true });
+
+    await page.locator('.release[data-version="1.5.0"] .rollout-controls button', { hasText: "Resume" }).click();
+    await waitForText(page.locator('.release[data-version="1.5.0"] .badge.rollout'), /^rollout 30%$/);
+
+    await page.locator('.release[data-version="1.5.0"] .rollout-controls button', { hasText: "Yank" }).click();
+    await waitForText(page.locator('.release[data-version="1.5.0"] .badge.rollout'), /^yanked$/);
+    expect(await state()).toMatchObject({ yanked: true });
+    await page.locator('.release[data-version="1.5.0"] .rollout-controls button', { hasText: "Unyank" }).click();
+    await waitForText(page.locator('.release[data-version="1.5.0"] .badge.rollout'), /^rollout 30%$/);
+    await page.locator('.release[data-version="1.5.0"] .rollout-controls input[name="percent"]').fill("100");
+    await page.locator('.release[data-version="1.5.0"] .rollout-controls button[type="submit"]').click();
+    await page.locator('.release[data-version="1.5.0"] .badge.rollout').waitFor({ state: "detached" });
+    expect(await state()).toMatchObject({ rolloutPercent: 100, rolloutPaused: false, yanked: false });
+  }, TEST_TIMEOUT_MS);
+
   test("phone-sized screens: every page fits and renders", async () => {
     const { context: phone, watch: phoneWatch } = await newContext(browser, g.url, "phone");
     try {

@@ -60,6 +60,7 @@ function releaseBlock(r, latest) {
         r.version,
         isLatest ? h("span", { class: "badge latest", title: "The release GET /api/v1/latest offers clients now" }, "latest") : null,
         r.prerelease ? h("span", { class: "badge warn" }, "pre-release") : null,
+        rolloutBadge(r),
       ),
       h(
         "span",
@@ -68,6 +69,7 @@ function releaseBlock(r, latest) {
           h("span", { class: "nowrap" }, fmtDate(r.publishedAt)),
           plural(r.assets.length, "asset"),
           plural(r.downloads, "download"),
+          h("span", { class: "nowrap online-clients", title: "Online clients whose heartbeat reports this version" }, fmtNumber(r.onlineClients || 0) + " online"),
           r.minAppVersion ? "min app " + r.minAppVersion : null,
           r.origin === "github" ? "from GitHub" : "published here",
         ]
@@ -76,6 +78,7 @@ function releaseBlock(r, latest) {
       ),
       h("button", { type: "button", class: "small danger", onclick: () => removeRelease(r) }, "Delete release"),
     ),
+    rolloutControls(r),
     r.notes ? h("p", { class: "muted" }, r.notes) : null,
     r.assets.length
       ? h(
@@ -89,6 +92,44 @@ function releaseBlock(r, latest) {
           ),
         )
       : h("p", { class: "muted" }, "No assets."),
+  );
+}
+
+/** Staged rollout state: nothing for a release offered to everyone, else its share, paused, or yanked. */
+function rolloutBadge(r) {
+  if (r.yanked) return h("span", { class: "badge bad rollout", title: "Withdrawn from every document; files still downloadable" }, "yanked");
+  if (r.rolloutPercent >= 100) return null;
+  return h(
+    "span",
+    { class: "badge warn rollout", title: "Offered to this share of client ids" },
+    "rollout " + r.rolloutPercent + "%" + (r.rolloutPaused ? " · paused" : ""),
+  );
+}
+
+/** Percentage, pause/resume and yank/unyank: the same operations as `gantry releases rollout|pause|resume|yank|unyank`. */
+function rolloutControls(r) {
+  const percent = h("input", { type: "number", min: "0", max: "100", step: "1", name: "percent", value: String(r.rolloutPercent), "aria-label": "Rollout percentage for " + r.version, disabled: r.rolloutPaused || r.yanked });
+  const act = (path, body, done) =>
+    attempt(async () => {
+      await api("POST", "/admin/api/releases/" + enc(r.version) + "/" + path, body);
+      notify(done);
+      await load();
+    });
+  return h(
+    "form",
+    {
+      class: "rollout-controls",
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        act("rollout", { percent: Number(percent.value) }, r.version + " offered to " + percent.value + "% of clients.");
+      },
+    },
+    h("label", { class: "nowrap" }, "Rollout ", percent, " %"),
+    h("button", { type: "submit", class: "small", disabled: r.rolloutPaused || r.yanked }, "Set"),
+    r.rolloutPercent < 100 && !r.yanked
+      ? h("button", { type: "button", class: "small", onclick: () => act(r.rolloutPaused ? "resume" : "pause", undefined, (r.rolloutPaused ? "Resumed " : "Paused ") + r.version + ".") }, r.rolloutPaused ? "Resume" : "Pause")
+      : null,
+    h("button", { type: "button", class: "small danger", onclick: () => act(r.yanked ? "unyank" : "yank", undefined, (r.yanked ? "Put back " : "Yanked ") + r.version + ".") }, r.yanked ? "Unyank" : "Yank"),
   );
 }
 

@@ -1,7 +1,7 @@
 /** The back office's view of releases and assets (admin API and `gantry releases list --json`). Pure. */
 import { assetSource } from "./classify";
 import type { AssetRecord, ReleaseRecord } from "./release-repository";
-import { compareVersions } from "./versions";
+import { compareVersions, isValidVersion } from "./versions";
 
 export interface AssetView {
   id: number;
@@ -71,6 +71,18 @@ export function releaseView(r: ReleaseRecord): ReleaseView {
     downloads: r.assets.reduce((n, a) => n + a.downloads, 0),
     assets: r.assets.map(assetView),
   };
+}
+
+/**
+ * Each release with `onlineClients`: the online clients whose heartbeat reports its version (in any spelling:
+ * `v1.2`, `1.2.0`), from the online statistics' `byVersion`.
+ */
+export function withOnlineClients<T extends { version: string }>(views: T[], byVersion: Record<string, number>): Array<T & { onlineClients: number }> {
+  const reported = Object.entries(byVersion).filter(([v]) => isValidVersion(v));
+  return views.map((r) => ({
+    ...r,
+    onlineClients: isValidVersion(r.version) ? reported.reduce((n, [v, count]) => (compareVersions(v, r.version) === 0 ? n + count : n), 0) : 0,
+  }));
 }
 
 /** Newest version first (invalid versions last), as an operator reads a list. */
