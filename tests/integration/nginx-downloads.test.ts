@@ -142,7 +142,7 @@ if (unavailable) {
     });
 
     test("documents go through whole and current (nginx stores none: they say no-cache)", async () => {
-      for (const headers of [{}, { "if-none-match": '"stale"' }]) {
+      for (const headers of [{}, { "if-none-match": '"stale"' }] as Array<Record<string, string>>) {
         const res = await fetch(`${documented.url}/api/v1/latest`, { headers });
         expect(res.status).toBe(200);
         expect(((await res.json()) as { version: string }).version).toBe("1.0.0");
