@@ -5,6 +5,8 @@
  * serves later clients an empty 200; and Bun sends no Date header on a HEAD reply. Only HEAD pays for this.
  */
 
+import { httpDate } from "./http-date";
+
 /** The reply to a HEAD request, corrected in place (or copied when its headers are immutable, e.g. a fetch). */
 export function exactHeadReply(res: Response): Response {
   const fixLength = res.status === 304 && res.headers.get("content-length") === "0";
@@ -23,5 +25,5 @@ export function exactHeadReply(res: Response): Response {
 function apply(headers: Headers, fixLength: boolean, fixDate: boolean): void {
   // A 304 carries the 200's length or none; a zero would tell a cache the document is empty.
   if (fixLength) headers.delete("content-length");
-  if (fixDate) headers.set("date", new Date().toUTCString());
+  if (fixDate) headers.set("date", httpDate());
 }

@@ -2,9 +2,11 @@
  * Revalidation of the site's documents (/api/v1/latest, /update/latest.json, /api/v1/announcements), and of
  * /dl/ downloads by their SHA-256 ETag (`downloadNotModified`). Documents get
  * `Cache-Control: no-cache` (caches may store a reply but must ask us before using it), a strong ETag over the
- * exact body, 304 on a matching If-None-Match, 412 on an If-Match that does not match. Pure.
+ * exact body, 304 on a matching If-None-Match, 412 on an If-Match that does not match, and a Date (http-date.ts).
  */
 import { AppError, errorResponse } from "../errors";
+import { httpDate } from "../http/http-date";
+import { corsOf } from "./cors";
 import { downloadEtag } from "./downloads/download-headers";
 
 /** Every cache must ask us before reusing a copy, so no client keeps an old version (spec). */
@@ -49,9 +51,9 @@ export function ifMatchHolds(header: string | null, etag: string): boolean {
 }
 
 /** 412 with the envelope; carries the current tag so the client can fetch it. */
-function preconditionFailed(etag: string): Response {
+function preconditionFailed(headers: Record<string, string>): Response {
   const err = new AppError("precondition_failed", "If-Match does not name the current version of this document.", { param: "If-Match" });
-  return errorResponse(err, { "cache-control": DOCUMENT_CACHE_CONTROL, etag });
+  return errorResponse(err, headers);
 }
 
 /** The JSON reply, or a 304 when the client's copy is current. */
@@ -62,8 +64,11 @@ export function revalidatedJson(request: Request, value: unknown, status = 200):
 
 /** The same for a document already serialised (and tagged), e.g. from a cache. */
 export function revalidatedBody(request: Request, body: string, etag: string, status = 200): Response {
-  const headers = { "cache-control": DOCUMENT_CACHE_CONTROL, etag };
-  if (status === 200 && !ifMatchHolds(request.headers.get("if-match"), etag)) return preconditionFailed(etag);
+  const cors = corsOf(request);
+  // Dated here, not by Bun: a HEAD of the same document is dated by the same clock (http-date.ts says why).
+  const date = httpDate();
+  const headers = cors ? { "cache-control": DOCUMENT_CACHE_CONTROL, etag, date, ...cors } : { "cache-control": DOCUMENT_CACHE_CONTROL, etag, date };
+  if (status === 200 && !ifMatchHolds(request.headers.get("if-match"), etag)) return preconditionFailed(headers);
   if (status === 200 && ifNoneMatchHits(request.headers.get("if-none-match"), etag)) {
     return new Response(null, { status: 304, headers });
   }
