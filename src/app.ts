@@ -25,6 +25,7 @@ import { GATEWAY_DOCS } from "./http/openapi-contract";
 import { requestLog, UNMATCHED_ROUTE } from "./http/request-log";
 import { createWebState } from "./http/web-state";
 import { siteRoutes } from "./site/routes";
+import { corsOf } from "./site/cors";
 
 function gatewayRoutes(deps: AppDeps) {
   const app = new Elysia({ name: "gateway" });
@@ -55,8 +56,8 @@ export function createApp(deps: AppDeps) {
       const err = errorFromElysia(code, error, deps.log, { method: request.method, path: new URL(request.url).pathname, allowedMethods });
       set.status = err.status;
       observed.record(request, route || UNMATCHED_ROUTE, err.status);
-      // The guard's security headers stay on errors.
-      return errorResponse(err, undefined, set.headers as Record<string, string>);
+      // The guard's security headers stay on errors, and so do the site's CORS headers (site/cors.ts).
+      return errorResponse(err, corsOf(request) as Record<string, string> | undefined, set.headers as Record<string, string>);
     })
     .use(landingRoutes(deps.config))
     .get("/healthz", () => ({ status: "ok" }))

@@ -90,6 +90,7 @@ export const ConfigSchema = Type.Object({
   syncPrereleases: Type.Boolean(),
   metricsPublic: Type.Boolean(),
   allowedFetchHosts: Type.Array(Type.String()),
+  corsOrigins: Type.Array(Type.String()),
   releasePublicKey: Type.String(),
 });
 
@@ -156,6 +157,7 @@ export const SETTINGS: SettingDef[] = [
   { key: "metricsPublic", env: "GANTRY_METRICS_PUBLIC", flag: "metrics-public", kind: "bool", default: false, help: "serve GET /metrics without the admin token (for a scraper on a private network)" },
   { key: "releasePublicKey", env: "GANTRY_RELEASE_PUBLIC_KEY", flag: "release-public-key", kind: "string", default: "", help: "minisign public key releases are signed with: publish and sync then require each asset's NAME.minisig or NAME.sig and refuse an asset whose signature is missing or wrong (empty: signatures carried when present, not required)", accepts: "a minisign public key: its base64 line (RW…), the base64 of a .pub file (as in tauri.conf.json), or a .pub file's path", valid: isPublicKeySetting },
   { key: "allowedFetchHosts", env: "GANTRY_ALLOWED_FETCH_HOSTS", flag: "allowed-fetch-hosts", kind: "list", default: [], help: "comma-separated hosts that asset downloads and release syncs may fetch from although they resolve to loopback, private or link-local addresses (others are refused)", accepts: "a host name or IP address (e.g. files.internal, 10.0.0.5, ::1)", validEntry: (e) => /^[A-Za-z0-9.-]{1,253}$/.test(e) || parseIp(e) !== null },
+  { key: "corsOrigins", env: "GANTRY_CORS_ORIGINS", flag: "cors-origins", kind: "list", default: [], help: "comma-separated web origins allowed to read the public site API (/api/v1/*, /update/latest.json) from a browser; empty = every origin (*)", accepts: "an origin: scheme://host[:port] with no path (e.g. https://app.example.com)", validEntry: (e) => /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(e) },
 ];
 
 /** Every problem found, each a sentence naming the setting; the message lists them all. */

@@ -3,6 +3,7 @@
  * announcements.ts and heartbeat-input.ts, the writes in the engagement services.
  */
 import { Elysia } from "elysia";
+import { corsOf } from "./cors";
 import { whenReady } from "./document-cache";
 import type { EngagementServices } from "./engagement-services";
 import { readJsonObject } from "../http/body";
@@ -43,7 +44,7 @@ export function engagementRoutes(deps: EngagementRoutesDeps) {
         await heartbeats.record(record);
         return new Response(reply, {
           status: 200,
-          headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+          headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...corsOf(request) },
         });
       },
       { parse: "none" },

@@ -103,7 +103,7 @@ describe("acknowledgement", () => {
   test("other methods are not heartbeats", async () => {
     const res = await fetch(`${g.url}/api/v1/client/heartbeat`, { headers: { "x-app-client-id": "getter" } });
     expect(res.status).toBe(405);
-    expect(res.headers.get("allow")).toBe("POST");
+    expect(res.headers.get("allow")).toBe("POST, OPTIONS");
     expect(await rowCount()).toBe(0);
   });
   test("no IP address or user agent is stored", async () => {

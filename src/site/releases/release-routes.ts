@@ -12,6 +12,7 @@ import { buildLatestDocument, buildLegacyManifestOf, parseLatestQuery, planLates
 import { rolloutClientId, rolloutOffers } from "./rollout";
 import { readParam } from "../query-params";
 import { DOCUMENT_CACHE_CONTROL, revalidatedBody } from "../revalidation";
+import { corsOf } from "../cors";
 import { DocumentCache, renderDocument, whenReady, type RenderedDocument } from "../document-cache";
 import { HEARTBEAT_INTERVAL_SECONDS, ONLINE_WINDOW_SECONDS } from "../heartbeats/heartbeat-input";
 import type { ReleaseServices } from "./release-services";
@@ -58,6 +59,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
           if (m.empty) {
             const res = errorResponse(new AppError("not_found", "No web bundle (web-*.zip) has been published yet."), {
               "cache-control": DOCUMENT_CACHE_CONTROL,
+              ...corsOf(request),
             });
             if (v.staged.length > 0) res.headers.append("vary", CLIENT_ID_HEADER_NAME);
             return res;
