@@ -10,6 +10,7 @@ import { serveFromUpstream } from "./download-proxy";
 import type { PullThrough } from "./download-pull-through";
 import { serveFromMirror } from "./download-serve";
 import { contentDisposition, contentTypeFor } from "./download-headers";
+import { downloadNotModified } from "../revalidation";
 import { TOKEN_REASON_TEXT, isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "./download-tokens";
 import type { Mirror } from "./mirror";
 import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
@@ -84,6 +85,9 @@ export class DownloadService {
       return errorResponse(new AppError(verdict.status === 404 ? "not_found" : "gone", TOKEN_REASON_TEXT[verdict.reason]));
     }
     const a = asset!;
+    // A client that holds these bytes already gets a 304: no token spent, nothing counted.
+    const unchanged = downloadNotModified(request, a.sha256);
+    if (unchanged) return unchanged;
     // A live link: the transfer may take long (Bun's idle cut counts only what the client sends). The next request
     // on this connection starts with the cut on again.
     holdConnection(request);
