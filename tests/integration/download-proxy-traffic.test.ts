@@ -65,6 +65,9 @@ beforeAll(async () => {
           return whole();
         case "ignores-unsized":
           return whole(false);
+        case "get-only":
+          if (req.method === "HEAD") return new Response(null, { status: 403 });
+          return whole();
         case "no-location":
           return new Response(null, { status: 302 });
         case "liar":
@@ -155,6 +158,18 @@ describe("proxied assets", () => {
     expect(res.headers.get("content-length")).toBe(String(SIZE));
     expect(entry("/honours/head").requests.map((r) => r.method)).toEqual(["HEAD"]);
     expect(entry("/honours/head").bytes).toBe(0);
+    // A storage URL signed for GET refuses HEAD: answered from what is known (no length), still no GET.
+    const refused = await fetch(await link(await asset("get-only.bin", "/get-only/x")), { method: "HEAD" });
+    expect(refused.status).toBe(200);
+    expect(refused.headers.get("content-length")).toBeNull();
+    expect(refused.headers.get("content-disposition")).toContain("get-only.bin");
+    // curl sees the same on the wire, and does not wait for a body.
+    const viaCurl = await curl(["-I", await link(await asset("get-only-2.bin", "/get-only/y"))]);
+    expect(viaCurl.code).toBe(0);
+    expect(viaCurl.out).toStartWith("HTTP/1.1 200");
+    expect(viaCurl.out.toLowerCase()).not.toContain("content-length");
+    expect(entry("/get-only/x").requests.map((r) => r.method)).toEqual(["HEAD"]);
+    expect(entry("/get-only/y").requests.map((r) => r.method)).toEqual(["HEAD"]);
   });
 
   test("a single range of unknown size is checked against the upstream's answer", async () => {

@@ -231,11 +231,12 @@ async function proxyUnknownSize(request: Request, t: ProxyTarget, hooks: Downloa
       o.learnSize(size);
       return proxyKnownSize(request, t, size, hooks, o);
     }
-    // An upstream that refuses HEAD, or names no length: what is known is the name and type.
-    if (res.status === 200 || res.status === 405 || res.status === 501) {
-      return new Response(null, { status: 200, headers: { ...base, "content-type": type } });
-    }
-    throw upstreamFailure(`it answered ${res.status}`);
+    // Gone or failing upstream: 502. Anything else (no length, or HEAD refused: 405, 501, or the 403 of a storage
+    // URL signed for GET only) is answered from what is known: the name and the type, no length.
+    if (res.status === 404 || res.status === 410 || res.status >= 500) throw upstreamFailure(`it answered ${res.status}`);
+    // Bun gives a body-less reply `Content-Length: 0`, which would say the file is empty; naming the transfer
+    // coding the GET would use (chunked: no length known) is what keeps it off (RFC 9110 §9.3.2 allows it on HEAD).
+    return new Response(null, { status: 200, headers: { ...base, "content-type": type, "transfer-encoding": "chunked" } });
   }
 
   const rangeHeader = request.headers.get("range");
