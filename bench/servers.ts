@@ -180,7 +180,8 @@ export async function startGantry(workDir: string, o: GantryOptions): Promise<Pr
     "--log-level",
     o.logLevel,
   );
-  return spawnServer({ name: o.name ?? "gantry", cmd, port, readyPath: "/healthz", workDir, cpus: o.cpus, env: o.env });
+  // The download scenarios mint thousands of links from one address: the per-address minting budget is off here.
+  return spawnServer({ name: o.name ?? "gantry", cmd, port, readyPath: "/healthz", workDir, cpus: o.cpus, env: { GANTRY_DOWNLOAD_MINT_RPM: "0", ...o.env } });
 }
 
 /** nginx as the current user, one worker, sendfile on, everything (pid, logs, temp paths) inside `dir`. */

@@ -36,7 +36,13 @@ export interface Cluster {
 
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const dirs: string[] = [];
-  const env: Record<string, string> = { GANTRY_DATABASE_URL: opts.databaseUrl, GANTRY_REDIS_URL: opts.redisUrl, GANTRY_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN };
+  // Proxied assets of the tests are served from 127.0.0.1, which the fetch guard refuses unless it is listed.
+  const env: Record<string, string> = {
+    GANTRY_DATABASE_URL: opts.databaseUrl,
+    GANTRY_REDIS_URL: opts.redisUrl,
+    GANTRY_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
+    GANTRY_ALLOWED_FETCH_HOSTS: "127.0.0.1",
+  };
   if (opts.s3) {
     Object.assign(env, {
       GANTRY_S3_BUCKET: opts.s3.bucket,

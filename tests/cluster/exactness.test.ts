@@ -185,14 +185,15 @@ if (unavailable) {
       }
     });
 
-    test("a download token minted on one instance is used once across all", async () => {
+    test("a download link minted on one instance serves on every instance (one secret, in the shared meta table)", async () => {
       const latest = await (await fetch(`${cluster.instances[0]!.url}/api/v1/latest`)).json();
       const assetId = latest.assets[0].id;
       const minted = await fetch(`${cluster.instances[1]!.url}/api/v1/download/${assetId}`, { redirect: "manual" });
       expect(minted.status).toBe(302);
       const path = new URL(minted.headers.get("location")!).pathname;
       const tries = await Promise.all([0, 1, 2, 0, 1, 2].map((i) => fetch(`${cluster.instances[i]!.url}${path}`).then(async (r) => (await r.arrayBuffer(), r.status))));
-      expect(tries.sort()).toEqual([200, 410, 410, 410, 410, 410]);
+      // A link is not spent by a request (it serves resumes until its expiry, for the client it was minted for).
+      expect(tries).toEqual([200, 200, 200, 200, 200, 200]);
     });
 
     if (s3Missing) {

@@ -241,33 +241,18 @@ export function releaseRepositoryConformance(backend: string, make: () => Promis
       const r = (await fx.releases.publish(put("1.0.0"), [{ name: "a.zip", classification: {}, fields: mirrored(SHA_A) }])).release;
       return { ...fx, assetId: r.assets[0]!.id, releaseId: r.id };
     };
-    const token = (assetId: number, tokenHash = "h".repeat(64), expiresAt = 10_000) => ({ tokenHash, assetId, sha256: SHA_A, createdAt: 1000, expiresAt });
+    const key = (c: string) => c.repeat(64);
 
-    test("a token reads back; unknown hashes are null", async () => {
-      const { downloads, assetId } = await assetOf();
-      await downloads.insertToken(token(assetId));
-      expect(await downloads.getToken("h".repeat(64))).toEqual({ ...token(assetId), consumedAt: null, counted: false });
-      expect(await downloads.getToken("z".repeat(64))).toBeNull();
-    });
-
-    test("a token is consumed once, however many requests race for it", async () => {
-      const { downloads, assetId } = await assetOf();
-      await downloads.insertToken(token(assetId));
-      const wins = await Promise.all(Array.from({ length: 20 }, (_, i) => downloads.consumeToken("h".repeat(64), 2000 + i)));
-      expect(wins.filter(Boolean)).toHaveLength(1);
-      expect((await downloads.getToken("h".repeat(64)))!.consumedAt).toBe(2000 + wins.indexOf(true));
-    });
-
-    test("a download counts once per token, per UTC day of the asset", async () => {
+    test("a download counts once per key within its window, on the UTC day it was counted", async () => {
       const { downloads, releases, assetId } = await assetOf();
       const day = Date.parse("2026-03-01T12:00:00Z");
-      await downloads.insertToken(token(assetId, "1".repeat(64)));
-      await downloads.insertToken(token(assetId, "2".repeat(64)));
-      await downloads.insertToken(token(assetId, "3".repeat(64)));
-      const counted = await Promise.all([1, 2, 3, 4].map(() => downloads.countDownloadOnce("1".repeat(64), assetId, day)));
+      // Racing requests of one client (one key): one wins.
+      const counted = await Promise.all(Array.from({ length: 8 }, (_, i) => downloads.countDownload(key("1"), assetId, day + i, 600_000)));
       expect(counted.filter(Boolean)).toHaveLength(1);
-      expect(await downloads.countDownloadOnce("2".repeat(64), assetId, day + 1000)).toBe(true);
-      expect(await downloads.countDownloadOnce("3".repeat(64), assetId, day + 86_400_000)).toBe(true);
+      expect(await downloads.countDownload(key("1"), assetId, day + 599_000, 600_000)).toBe(false);
+      // Another client's key counts; the same key counts again once its window is over.
+      expect(await downloads.countDownload(key("2"), assetId, day + 1000, 600_000)).toBe(true);
+      expect(await downloads.countDownload(key("1"), assetId, day + 86_400_000, 600_000)).toBe(true);
       expect(await downloads.downloadsByDay(assetId)).toEqual([
         { day: "2026-03-01", count: 2 },
         { day: "2026-03-02", count: 1 },
@@ -275,21 +260,24 @@ export function releaseRepositoryConformance(backend: string, make: () => Promis
       expect((await releases.getAsset(assetId))!.downloads).toBe(3);
     });
 
-    test("purge forgets tokens that expired before the bound, not the others", async () => {
+    test("purge forgets expired records in batches of at most the limit, not the live ones", async () => {
       const { downloads, assetId } = await assetOf();
-      await downloads.insertToken(token(assetId, "1".repeat(64), 5000));
-      await downloads.insertToken(token(assetId, "2".repeat(64), 6000));
-      expect(await downloads.purgeTokens(5500)).toBe(1);
-      expect(await downloads.getToken("1".repeat(64))).toBeNull();
-      expect(await downloads.getToken("2".repeat(64))).not.toBeNull();
+      for (let i = 0; i < 7; i++) await downloads.countDownload(`${i}`.repeat(64), assetId, 1000 + i, 4000);
+      await downloads.countDownload(key("9"), assetId, 9000, 4000);
+      // Records 0..6 expire at 5000..5006; 9 at 13000.
+      expect(await downloads.purgeTokens(6000, 3)).toBe(3);
+      expect(await downloads.purgeTokens(6000, 3)).toBe(3);
+      expect(await downloads.purgeTokens(6000, 3)).toBe(1);
+      expect(await downloads.purgeTokens(6000, 3)).toBe(0);
+      // Purged keys count again; the live one does not.
+      expect(await downloads.countDownload(key("0"), assetId, 6000, 4000)).toBe(true);
+      expect(await downloads.countDownload(key("9"), assetId, 10_000, 4000)).toBe(false);
     });
 
-    test("deleting a release takes its tokens and counts along", async () => {
+    test("deleting a release takes its counts along", async () => {
       const { downloads, releases, assetId, releaseId } = await assetOf();
-      await downloads.insertToken(token(assetId));
-      await downloads.countDownloadOnce("h".repeat(64), assetId, 1000);
+      await downloads.countDownload(key("h"), assetId, 1000, 600_000);
       await releases.delete(releaseId);
-      expect(await downloads.getToken("h".repeat(64))).toBeNull();
       expect(await downloads.downloadsByDay(assetId)).toEqual([]);
     });
   });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { TEST_BACKEND, startGantry, type Gantry } from "../support/harness";
+import { pollUntil } from "../support/poll";
 
 const SIZE = 300_000;
 const data = crypto.getRandomValues(new Uint8Array(SIZE));
@@ -16,15 +17,16 @@ let g: Gantry;
 let assetId: number;
 
 beforeAll(async () => {
-  g = await startGantry({ now: () => clock, config: { downloadTokenTtlSeconds: 600 } });
+  // 127.0.0.1 is a trusted proxy here, so a test can speak as other clients with X-Forwarded-For.
+  g = await startGantry({ now: () => clock, config: { downloadTokenTtlSeconds: 600, trustedProxies: ["127.0.0.1"] } });
   await g.deps.releases.catalog.create("1.0.0", {}, true);
   assetId = (await g.deps.releases.catalog.upload("1.0.0", "Gantry-1.0.0-x64-setup.exe", new Blob([data]).stream(), SIZE)).id;
 });
 afterAll(() => g.stop());
 
-/** A fresh /dl/ URL for the asset. */
-async function link(id = assetId): Promise<string> {
-  const res = await fetch(`${g.url}/api/v1/download/${id}`, { redirect: "manual" });
+/** A fresh /dl/ URL for the asset (for the client at `client`, as a trusted proxy would say). */
+async function link(id = assetId, client?: string): Promise<string> {
+  const res = await fetch(`${g.url}/api/v1/download/${id}`, { redirect: "manual", headers: client ? { "x-forwarded-for": client } : {} });
   expect(res.status).toBe(302);
   return res.headers.get("location")!;
 }
@@ -58,7 +60,7 @@ describe("GET /api/v1/download/{id}", () => {
     expect(res.status).toBe(302);
     expect(res.headers.get("cache-control")).toBe("no-store");
     const a = res.headers.get("location")!;
-    expect(a).toMatch(new RegExp(`^${g.url}/dl/[A-Za-z0-9_-]{43}$`));
+    expect(a).toMatch(new RegExp(`^${g.url}/dl/[A-Za-z0-9_-]{108}$`));
     expect(await link()).not.toBe(a);
   });
 
@@ -86,7 +88,8 @@ describe("GET /api/v1/download/{id}", () => {
 });
 
 describe("GET /dl/{token}", () => {
-  test("HEAD and ranges within the lifetime; the first complete GET consumes; reuse is 410", async () => {
+  test("HEAD, ranges and whole GETs any number of times within the lifetime; counted once, when the end is served", async () => {
+    clock += 600_000; // a new counting window for this client
     const url = await link();
     const before = await downloads();
 
@@ -101,27 +104,48 @@ describe("GET /dl/{token}", () => {
     expect(one.headers.get("content-range")).toBe(`bytes 100-199/${SIZE}`);
     expect(one.headers.get("content-length")).toBe("100");
     expect(await bytes(one)).toEqual(data.slice(100, 200));
+    // A HEAD and a 100-byte probe are not downloads.
+    expect(await downloads()).toBe(before);
 
     const suffix = await fetch(url, { headers: { range: "bytes=-10" } });
     expect(suffix.headers.get("content-range")).toBe(`bytes ${SIZE - 10}-${SIZE - 1}/${SIZE}`);
     expect(await bytes(suffix)).toEqual(data.slice(SIZE - 10));
+    await pollUntil(downloads, (n) => n === before + 1, { what: "the download reaching the end counted" });
 
     const open = await fetch(url, { headers: { range: `bytes=${SIZE - 5}-` } });
     expect(await bytes(open)).toEqual(data.slice(SIZE - 5));
 
-    // Ranges count the token once, whatever their number.
-    expect(await downloads()).toBe(before + 1);
-
-    const full = await fetch(url);
-    expect(full.status).toBe(200);
-    expect(sha256(await bytes(full))).toBe(sha256(data));
-    expect(await downloads()).toBe(before + 1);
-
-    for (const init of [{}, { method: "HEAD" }, { headers: { range: "bytes=0-1" } }]) {
-      const again = await fetch(url, init);
-      expect(again.status).toBe(410);
-      if (!("method" in init)) expect((await again.json()).error.code).toBe("gone");
+    for (let i = 0; i < 2; i++) {
+      const full = await fetch(url);
+      expect(full.status).toBe(200);
+      expect(sha256(await bytes(full))).toBe(sha256(data));
     }
+    // The same client, the same file, within the link's lifetime: one download, whatever links it minted.
+    const second = await fetch(await link());
+    expect(sha256(await bytes(second))).toBe(sha256(data));
+    expect(await downloads()).toBe(before + 1);
+    // Another client counts on its own.
+    const theirs = await fetch(await link(assetId, "198.51.100.20"), { headers: { "x-forwarded-for": "198.51.100.20" } });
+    expect(sha256(await bytes(theirs))).toBe(sha256(data));
+    await pollUntil(downloads, (n) => n === before + 2, { what: "another client's download counted" });
+  });
+
+  test("a link is not a public link: another client address gets 410 (an IPv6 client is its /64)", async () => {
+    const url = await link(assetId, "198.51.100.7");
+    const as = (client: string, init: RequestInit = {}) => fetch(url, { ...init, headers: { ...(init.headers as object), "x-forwarded-for": client } });
+    const mine = await as("198.51.100.7", { headers: { range: "bytes=0-9" } });
+    expect(mine.status).toBe(206);
+    await mine.arrayBuffer();
+    for (const init of [{}, { method: "HEAD" }, { headers: { range: "bytes=0-1" } }]) {
+      const res = await as("198.51.100.8", init);
+      expect(res.status).toBe(410);
+      if (!("method" in init)) expect((await res.json()).error.message).toContain("another client");
+    }
+    const v6 = await link(assetId, "2001:db8:5:6::1");
+    const same64 = await fetch(v6, { headers: { "x-forwarded-for": "2001:db8:5:6:ffff::2", range: "bytes=0-0" } });
+    expect(same64.status).toBe(206);
+    await same64.arrayBuffer();
+    expect((await fetch(v6, { method: "HEAD", headers: { "x-forwarded-for": "2001:db8:5:7::1" } })).status).toBe(410);
   });
 
   test("several ranges: multipart/byteranges with the right parts", async () => {
@@ -158,11 +182,10 @@ describe("GET /dl/{token}", () => {
     expect(head.status).toBe(416);
     const huge = await fetch(url, { headers: { range: "bytes=99999999999999999999999-" } });
     expect(huge.status).toBe(416);
-    // Still usable: a 416 does not consume. A malformed Range is ignored: the whole file, which consumes.
+    // A malformed Range is ignored: the whole file.
     const junk = await fetch(url, { headers: { range: "bytes=abc" } });
     expect(junk.status).toBe(200);
     expect((await bytes(junk)).length).toBe(SIZE);
-    expect((await fetch(url)).status).toBe(410);
   });
 
   test("If-Range: our ETag keeps the range, anything else gets the whole file", async () => {

@@ -46,7 +46,7 @@ describe("base URL of generated links", () => {
     expect((await base(g, { host: "updates.example.com", "x-forwarded-proto": "http" })).download).toBe(`http://updates.example.com/api/v1/download/${id}`);
     const redirect = await fetch(`${g.url}/api/v1/download/${id}`, { headers, redirect: "manual" });
     expect(redirect.status).toBe(302);
-    expect(redirect.headers.get("location")).toMatch(/^https:\/\/cdn\.example\.com\/dl\/[A-Za-z0-9_-]{43}$/);
+    expect(redirect.headers.get("location")).toMatch(/^https:\/\/cdn\.example\.com\/dl\/[A-Za-z0-9_-]{108}$/);
     const legacy = await fetch(`${g.url}/update/latest.json`, { headers });
     expect(legacy.status).toBe(404);
   });
@@ -56,6 +56,6 @@ describe("base URL of generated links", () => {
     const b = await base(g, { host: "localhost", "x-forwarded-host": "cdn.example.com" });
     expect(b.download).toBe(`https://dl.example.org/updates/api/v1/download/${id}`);
     const redirect = await fetch(`${g.url}/api/v1/download/${id}`, { redirect: "manual" });
-    expect(redirect.headers.get("location")).toMatch(/^https:\/\/dl\.example\.org\/updates\/dl\/[A-Za-z0-9_-]{43}$/);
+    expect(redirect.headers.get("location")).toMatch(/^https:\/\/dl\.example\.org\/updates\/dl\/[A-Za-z0-9_-]{108}$/);
   });
 });

@@ -1,30 +1,18 @@
 /**
- * One-time download links (kept as hashes) and the download counts they produce: the downloads feature's port.
- * The embedded default is SQLite (store/sqlite/downloads.ts). Consuming a link and counting a download are
- * each decided atomically, so two requests racing for one link get one winner, on any backend.
+ * Download counts, and the record that keeps one client's download from counting twice: the downloads feature's
+ * port. Links themselves need no storage (they are signed, see download-tokens.ts). The embedded default is SQLite
+ * (store/sqlite/downloads.ts). Counting is decided atomically, so requests racing to count one download get one
+ * winner, on any backend.
  */
-export interface TokenRecord {
-  tokenHash: string;
-  assetId: number;
-  sha256: string;
-  createdAt: number;
-  expiresAt: number;
-  consumedAt: number | null;
-  counted: boolean;
-}
-
 export interface DownloadRepository {
-  insertToken(t: Omit<TokenRecord, "consumedAt" | "counted">): Promise<void>;
-  getToken(tokenHash: string): Promise<TokenRecord | null>;
-  /** Marks the token used; false when another request got there first. */
-  consumeToken(tokenHash: string, at: number): Promise<boolean>;
   /**
-   * Counts one download for the asset the first time a GET served bytes through the token (a client fetching a
-   * file in many ranges counts once). Returns whether this call counted.
+   * Counts one download of `assetId` on the UTC day of `at`, unless one was counted under `countKey` (a keyed
+   * digest naming one client's download of the asset's bytes) within the last `windowMs`. Returns whether this
+   * call counted. The record it leaves expires `windowMs` after `at`.
    */
-  countDownloadOnce(tokenHash: string, assetId: number, at: number): Promise<boolean>;
-  /** Forgets tokens that expired before `before`; returns how many. */
-  purgeTokens(before: number): Promise<number>;
+  countDownload(countKey: string, assetId: number, at: number, windowMs: number): Promise<boolean>;
+  /** Forgets at most `limit` records that expired before `before`; returns how many (call again while it is `limit`). */
+  purgeTokens(before: number, limit: number): Promise<number>;
   /** Downloads per UTC day (`YYYY-MM-DD`) for one asset, oldest first. */
   downloadsByDay(assetId: number): Promise<Array<{ day: string; count: number }>>;
 }

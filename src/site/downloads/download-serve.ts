@@ -7,12 +7,15 @@ import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows } from 
 import { exactly, multipartByteranges } from "./download-multipart";
 import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "./range";
 
-/** What the handler is told to do at the moments that matter; both are idempotent per token. */
+/** What the handler is told to do at the moments that matter. */
 export interface DownloadHooks {
-  /** A complete GET is about to be answered; false = another request consumed the token first. */
+  /** A complete GET is about to be answered; false = the link may not serve it (links are not spent today: true). */
   consume(): Promise<boolean>;
-  /** A GET is about to send bytes (counted once per token; recorded in the background, never delaying the bytes). */
-  count(): void;
+  /**
+   * A GET is about to send bytes; `servesEnd` (default true) says whether they reach the file's last byte. Only
+   * those count, once per client and file within a link's lifetime; recorded in the background, never delaying the bytes.
+   */
+  count(servesEnd?: boolean): void;
 }
 
 export interface DownloadMeta {
@@ -65,8 +68,8 @@ function bodyOf(blob: Blob): BodyInit {
 
 /**
  * `direct`, when given, may name a URL the client can fetch a complete download from itself (a presigned
- * object-store URL): a plain full GET is then answered with a redirect to it, after the token is consumed and
- * the download counted, as a streamed one would be. Everything else (HEAD, ranges, If-Range) is answered here,
+ * object-store URL): a plain full GET is then answered with a redirect to it, after the download is counted,
+ * as a streamed one would be. Everything else (HEAD, ranges, If-Range) is answered here,
  * so Range and If-Range keep Gantry's rules and its SHA-256 ETag.
  */
 export async function serveFromMirror(
@@ -87,8 +90,7 @@ export async function serveFromMirror(
   if (range.kind === "none") {
     const headers = { ...base, "content-type": type, "content-length": String(size) };
     if (head) return new Response(null, { status: 200, headers });
-    if (!(await hooks.consume())) return goneResponse();
-    hooks.count();
+    hooks.count(true);
     // Only a request that asks for nothing but the whole file goes to the bucket: a Range Gantry ignored (malformed,
     // or a stale If-Range) would be applied there by other rules.
     const plain = !request.headers.has("range") && !request.headers.has("if-range");
@@ -106,7 +108,7 @@ export async function serveFromMirror(
       "content-range": contentRange(start, end, size),
     };
     if (head) return new Response(null, { status: 206, headers });
-    hooks.count();
+    hooks.count(end === size - 1);
     return new Response(bodyOf(file.slice(start, end + 1)), { status: 206, headers });
   }
 
@@ -116,6 +118,6 @@ export async function serveFromMirror(
     multipart.body.cancel().catch(() => {});
     return new Response(null, { status: 206, headers });
   }
-  hooks.count();
+  hooks.count(range.ranges.some((r) => r.end === size - 1));
   return new Response(multipart.body, { status: 206, headers });
 }

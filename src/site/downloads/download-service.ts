@@ -11,7 +11,9 @@ import type { PullThrough } from "./download-pull-through";
 import { serveFromMirror } from "./download-serve";
 import { contentDisposition, contentTypeFor } from "./download-headers";
 import { downloadNotModified } from "../revalidation";
-import { TOKEN_REASON_TEXT, isWellFormedToken, judgeToken, newDownloadToken, tokenStorageKey } from "./download-tokens";
+import { DownloadTokenSigner, TOKEN_REASON_TEXT, isWellFormedToken, judgeToken } from "./download-tokens";
+import { MintLimit } from "./mint-limit";
+import type { MetaRepository } from "../../store/meta-repository";
 import type { Mirror } from "./mirror";
 import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
 import type { DownloadRepository } from "./download-repository";
@@ -21,15 +23,19 @@ export interface DownloadDeps {
   store: ReleaseRepository;
   tokens: DownloadRepository;
   mirror: Mirror;
-  config: Pick<Config, "downloadTokenTtlSeconds">;
+  /** Where the download secret is kept (generated once, shared by every instance of a shared store). */
+  meta: Pick<MetaRepository, "get" | "setIfAbsent">;
+  config: Pick<Config, "downloadTokenTtlSeconds" | "downloadMintRpm">;
   now: () => number;
   fetch: typeof fetch;
   log: Logger;
 }
 
-/** Expired tokens are kept this long so they answer 410 rather than 404, then forgotten. */
-const KEEP_EXPIRED_MS = 24 * 3_600_000;
 const PURGE_EVERY_MS = 60_000;
+/** Expired count records are deleted this many at a time, yielding to the event loop between batches. */
+const PURGE_BATCH = 500;
+/** The meta key of the download secret (32 random bytes, base64url): the HMAC key of every link. */
+export const DOWNLOAD_SECRET_META_KEY = "download_link_secret";
 /**
  * A presigned object-store link (GANTRY_S3_REDIRECT_DOWNLOADS) lives this long: enough to start the download
  * and to resume it after a short break (S3 checks the expiry when a request starts, not while it runs); short
@@ -48,12 +54,29 @@ export function parseAssetId(raw: string): number {
 
 export class DownloadService {
   private lastPurge = 0;
+  private purging = false;
+  private signerP: Promise<DownloadTokenSigner> | null = null;
+  private readonly mintLimit: MintLimit;
 
-  constructor(private readonly deps: DownloadDeps) {}
+  constructor(private readonly deps: DownloadDeps) {
+    this.mintLimit = new MintLimit(deps.config.downloadMintRpm);
+  }
 
-  /** Mints a token for the asset; returns it (the caller builds the redirect). */
-  async issue(rawId: string): Promise<string> {
+  /**
+   * Mints a link for the asset, for the client at `client` (see download-tokens.ts); returns the token (the caller
+   * builds the redirect). Writes nothing: a link needs no storage. Each client address may mint
+   * `downloadMintRpm` a minute (429 beyond).
+   */
+  async issue(rawId: string, client: string): Promise<string> {
     const id = parseAssetId(rawId);
+    const now0 = this.deps.now();
+    const waitMs = this.mintLimit.take(client, now0);
+    if (waitMs > 0) {
+      const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+      throw new AppError("too_many_requests", `Too many download links requested from this address; try again in ${seconds} s.`, {
+        headers: { "retry-after": String(seconds) },
+      });
+    }
     const asset = await this.deps.store.getAsset(id);
     if (!asset) throw new AppError("not_found", `No asset ${id}.`, { param: "assetId" });
     if (assetSource(asset) === "unavailable") {
@@ -61,26 +84,20 @@ export class DownloadService {
     }
     const now = this.deps.now();
     this.purgeNowAndThen(now);
-    const token = newDownloadToken();
-    await this.deps.tokens.insertToken({
-      tokenHash: tokenStorageKey(token),
-      assetId: asset.id,
-      sha256: asset.sha256,
-      createdAt: now,
-      expiresAt: now + this.deps.config.downloadTokenTtlSeconds * 1000,
-    });
-    return token;
+    const signer = await this.signer();
+    return signer.mint(asset.id, asset.sha256, client, now + this.deps.config.downloadTokenTtlSeconds * 1000);
   }
 
-  async serve(request: Request, token: string): Promise<Response> {
+  async serve(request: Request, token: string, client: string): Promise<Response> {
     const { store, tokens } = this.deps;
     // Malformed tokens (traversal attempts included) never reach the database.
     if (!isWellFormedToken(token)) return errorResponse(new AppError("not_found", TOKEN_REASON_TEXT.unknown));
-    const key = tokenStorageKey(token);
-    const row = await tokens.getToken(key);
-    const asset = row ? await store.getAsset(row.assetId) : null;
+    const signer = await this.signer();
+    const claims = signer.open(token, client);
+    const asset = claims ? await store.getAsset(claims.assetId) : null;
     const now = this.deps.now();
-    const verdict = judgeToken(row, asset?.sha256 ?? null, now);
+    this.purgeNowAndThen(now);
+    const verdict = judgeToken(claims, asset?.sha256 ?? null, now);
     if (!verdict.ok) {
       return errorResponse(new AppError(verdict.status === 404 ? "not_found" : "gone", TOKEN_REASON_TEXT[verdict.reason]));
     }
@@ -91,10 +108,17 @@ export class DownloadService {
     // A live link: the transfer may take long (Bun's idle cut counts only what the client sends). The next request
     // on this connection starts with the cut on again.
     holdConnection(request);
+    const windowMs = this.deps.config.downloadTokenTtlSeconds * 1000;
     const hooks = {
-      consume: () => tokens.consumeToken(key, this.deps.now()),
-      count: () => {
-        tokens.countDownloadOnce(key, a.id, this.deps.now()).catch((err) => this.deps.log.warn("download not counted", { assetId: a.id, error: (err as Error).message }));
+      // Links are no longer spent by a request (see download-tokens.ts): every request within the lifetime is served.
+      consume: async () => true,
+      count: (servesEnd = true) => {
+        // Only an answer that reaches the file's last byte is a download (a probe or a middle segment is not), and
+        // one client's requests for the same bytes within a link's lifetime count once, whatever links they used.
+        if (!servesEnd) return;
+        tokens
+          .countDownload(signer.countKey(a.id, a.sha256, client), a.id, this.deps.now(), windowMs)
+          .catch((err) => this.deps.log.warn("download not counted", { assetId: a.id, error: (err as Error).message }));
       },
     };
     const meta = { name: a.name, fileType: a.fileType, sha256: a.sha256 };
@@ -143,9 +167,44 @@ export class DownloadService {
     }
   }
 
+  /** The signer under the store's download secret: read once, generated by the first instance that needs it. */
+  private signer(): Promise<DownloadTokenSigner> {
+    this.signerP ??= (async () => {
+      const { meta } = this.deps;
+      let value = await meta.get(DOWNLOAD_SECRET_META_KEY);
+      if (value === null) {
+        const fresh = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+        await meta.setIfAbsent(DOWNLOAD_SECRET_META_KEY, fresh);
+        value = await meta.get(DOWNLOAD_SECRET_META_KEY);
+      }
+      return new DownloadTokenSigner(new Uint8Array(Buffer.from(value!, "base64url")));
+    })().catch((err) => {
+      this.signerP = null;
+      throw err;
+    });
+    return this.signerP;
+  }
+
+  /** Now and then, forgets expired count records, a small batch at a time so the event loop never stalls. */
   private purgeNowAndThen(now: number): void {
-    if (now - this.lastPurge < PURGE_EVERY_MS) return;
+    if (this.purging || now - this.lastPurge < PURGE_EVERY_MS) return;
     this.lastPurge = now;
-    this.deps.tokens.purgeTokens(now - KEEP_EXPIRED_MS).catch((err) => this.deps.log.warn("expired download links not purged", { error: (err as Error).message }));
+    this.purging = true;
+    this.purgeExpired(now)
+      .catch((err) => this.deps.log.warn("expired download records not purged", { error: (err as Error).message }))
+      .finally(() => {
+        this.purging = false;
+      });
+  }
+
+  /** Deletes every record expired before `now`, in batches; returns how many. */
+  async purgeExpired(now: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.deps.tokens.purgeTokens(now, PURGE_BATCH);
+      total += n;
+      if (n < PURGE_BATCH) return total;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 }

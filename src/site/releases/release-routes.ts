@@ -8,6 +8,7 @@ import type { Config } from "../../config";
 import type { ChangeFeed } from "../../store/change-feed";
 import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
+import { clientAddress } from "../../http/client-address";
 import { buildLatestDocument, buildLegacyManifestOf, parseLatestQuery, planLatest, planLegacyManifest, type LatestPlan } from "./latest";
 import { rolloutClientId, rolloutOffers } from "./rollout";
 import { readParam } from "../query-params";
@@ -69,7 +70,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
       })
       /** 302 to an absolute /dl/{token} on the same public base as downloadUrl (a path prefix in GANTRY_PUBLIC_URL is kept). */
       .get("/api/v1/download/:assetId", async ({ request, params }) => {
-        const token = await downloads.issue(params.assetId);
+        const token = await downloads.issue(params.assetId, clientAddress(request));
         return new Response(null, {
           status: 302,
           // Each visit must mint its own link: a cached redirect would hand out a used token.
@@ -85,7 +86,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
         if (request.method !== "GET" && request.method !== "HEAD") {
           return errorResponse(new AppError("method_not_allowed", "Use GET or HEAD."), { allow: "GET, HEAD" });
         }
-        return downloads.serve(request, params.token);
+        return downloads.serve(request, params.token, clientAddress(request));
       })
   );
 }

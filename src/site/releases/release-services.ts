@@ -41,7 +41,7 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
     allowedHosts: ctx.config.allowedFetchHosts,
     onRefused: (host, reason) => ctx.log.warn("fetch refused", { host, reason }),
   });
-  const downloads = new DownloadService({ store, tokens: ctx.downloads, mirror, config: ctx.config, now: ctx.now, fetch, log: ctx.log });
+  const downloads = new DownloadService({ store, tokens: ctx.downloads, meta: ctx.meta, mirror, config: ctx.config, now: ctx.now, fetch, log: ctx.log });
   const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch });
   const timers: Array<ReturnType<typeof setTimeout>> = [];
   const abort = new AbortController();

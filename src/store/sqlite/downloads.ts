@@ -1,53 +1,25 @@
 /**
- * One-time download links (stored as hashes) and the download counts they produce, in SQLite: a count per
- * asset per UTC day, taken once per link whatever number of ranged GETs it serves.
+ * Download counts in SQLite: a count per asset per UTC day, and in `download_tokens` one row per counted download
+ * (keyed by a digest of client + asset, never a link), which keeps that client's further requests for the same
+ * bytes from counting again until the row expires.
  */
 import type { Database } from "bun:sqlite";
-import type { DownloadRepository, TokenRecord } from "../../site/downloads/download-repository";
+import type { DownloadRepository } from "../../site/downloads/download-repository";
 
 export class SqliteDownloadRepository implements DownloadRepository {
   constructor(private readonly db: Database) {}
 
-  async insertToken(t: Omit<TokenRecord, "consumedAt" | "counted">): Promise<void> {
-    this.db
-      .query("INSERT INTO download_tokens (token_hash, asset_id, sha256, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
-      .run(t.tokenHash, t.assetId, t.sha256, t.createdAt, t.expiresAt);
-  }
-
-  async getToken(tokenHash: string): Promise<TokenRecord | null> {
-    const r = this.db.query("SELECT * FROM download_tokens WHERE token_hash = ?").get(tokenHash) as {
-      token_hash: string;
-      asset_id: number;
-      sha256: string;
-      created_at: number;
-      expires_at: number;
-      consumed_at: number | null;
-      counted: number;
-    } | null;
-    if (!r) return null;
-    return {
-      tokenHash: r.token_hash,
-      assetId: r.asset_id,
-      sha256: r.sha256,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      consumedAt: r.consumed_at,
-      counted: r.counted === 1,
-    };
-  }
-
-  /** Marks the token used; false when another request got there first (one atomic UPDATE decides). */
-  async consumeToken(tokenHash: string, at: number): Promise<boolean> {
-    return this.db.query("UPDATE download_tokens SET consumed_at = ? WHERE token_hash = ? AND consumed_at IS NULL").run(at, tokenHash).changes === 1;
-  }
-
-  /**
-   * Counts one download for the token's asset the first time a GET served bytes through it, so a client that
-   * fetches a file in many ranges still counts once. Returns whether this call counted.
-   */
-  async countDownloadOnce(tokenHash: string, assetId: number, at: number): Promise<boolean> {
+  async countDownload(countKey: string, assetId: number, at: number, windowMs: number): Promise<boolean> {
     return this.db.transaction(() => {
-      const won = this.db.query("UPDATE download_tokens SET counted = 1 WHERE token_hash = ? AND counted = 0").run(tokenHash).changes === 1;
+      // A new key, or one whose window is over, wins; a live one leaves the row untouched (0 changes).
+      const won =
+        this.db
+          .query(
+            `INSERT INTO download_tokens (token_hash, asset_id, sha256, created_at, expires_at, counted) VALUES (?, ?, '', ?, ?, 1)
+             ON CONFLICT(token_hash) DO UPDATE SET asset_id = excluded.asset_id, created_at = excluded.created_at, expires_at = excluded.expires_at
+             WHERE download_tokens.expires_at <= excluded.created_at`,
+          )
+          .run(countKey, assetId, at, at + windowMs).changes === 1;
       if (!won) return false;
       const day = new Date(at).toISOString().slice(0, 10);
       this.db
@@ -57,9 +29,11 @@ export class SqliteDownloadRepository implements DownloadRepository {
     }).immediate();
   }
 
-  /** Forgets tokens that expired before `before` (they answer 404 afterwards instead of 410). */
-  async purgeTokens(before: number): Promise<number> {
-    return this.db.query("DELETE FROM download_tokens WHERE expires_at < ?").run(before).changes;
+  /** One small batch (by the expiry index), so a caller can yield between batches. */
+  async purgeTokens(before: number, limit: number): Promise<number> {
+    return this.db
+      .query("DELETE FROM download_tokens WHERE token_hash IN (SELECT token_hash FROM download_tokens WHERE expires_at < ? LIMIT ?)")
+      .run(before, limit).changes;
   }
 
   /** Downloads per UTC day for one asset, oldest first. */
