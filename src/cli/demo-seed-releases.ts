@@ -1,6 +1,6 @@
 /**
  * Sample releases for `gantry demo`: two versions with small generated files (a few KB each) in the mirror,
- * so the latest document, recommendations, one-time downloads and the legacy manifest can be tried offline.
+ * so the latest document, recommendations, downloads and the legacy manifest can be tried offline.
  * Returns the curl lines that show them.
  */
 import type { AppDeps } from "../deps";
@@ -65,7 +65,7 @@ export async function seedDemoReleases(deps: AppDeps): Promise<(base: string) =>
 
   return (base: string) =>
     [
-      "Releases (latest document, filtered; a download is a 302 to a one-time /dl/ link):",
+      "Releases (latest document, filtered; a download is a 302 to a short-lived /dl/ link):",
       `  curl -s ${base}/api/v1/latest`,
       `  curl -s '${base}/api/v1/latest?platform=macos&arch=aarch64'`,
       `  curl -sI ${base}/api/v1/download/${exe.id}`,

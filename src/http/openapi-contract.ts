@@ -317,22 +317,22 @@ export const SITE_DOCS: Record<string, Record<string, Record<string, unknown>>> 
     get: {
       tags: ["Updates"],
       summary: "Download an asset",
-      description: "Redirects to a one-time link `/dl/{token}`; follow the redirect.",
-      responses: { "302": { description: "Location: the one-time link" }, ...errors(404) },
+      description: "Redirects to a short-lived signed link `/dl/{token}` for this client; follow the redirect. At most GANTRY_DOWNLOAD_MINT_RPM links a minute per client address.",
+      responses: { "302": { description: "Location: the download link" }, ...errors(404), "429": { description: "too_many_requests: too many links from this address (with Retry-After)" } },
     },
   },
   "/dl/{token}": {
     get: {
       tags: ["Updates"],
-      summary: "One-time download link",
-      description: "The asset's bytes, from the mirror or proxied. Supports Range requests (206) and HEAD.",
+      summary: "Download link",
+      description: "The asset's bytes, from the mirror or proxied. Supports Range requests (206) and HEAD, any number of times until the link expires (resumes), from the client it was issued to.",
       responses: {
         "200": { description: "The file", content: { "application/octet-stream": { schema: t.String({ format: "binary" }) } } },
         "206": { description: "The requested range" },
         ...errors(404, 410),
       },
     },
-    head: { tags: ["Updates"], summary: "One-time download link (headers only)", responses: { "200": { description: "Headers of the file" } } },
+    head: { tags: ["Updates"], summary: "Download link (headers only)", responses: { "200": { description: "Headers of the file" } } },
   },
   "/api/v1/announcements": {
     get: {

@@ -1,5 +1,5 @@
 /**
- * The whole download path over HTTP: 302 to a one-time /dl/ link, bytes and SHA-256, HEAD, single and
+ * The whole download path over HTTP: 302 to a signed, client-bound /dl/ link, bytes and SHA-256, HEAD, single and
  * multipart ranges, 416, If-Range, reuse refused, expiry (injected clock), counting, hostile input.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
