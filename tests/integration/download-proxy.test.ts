@@ -271,3 +271,49 @@ describe("the proxy fetches from public addresses only, unless the operator allo
     }
   });
 });
+
+describe("a proxied asset's counts and links", () => {
+  test("a 100-byte probe counts nothing; a link made before the digest was learnt still serves after pull-through", async () => {
+    // Clients told apart by X-Forwarded-For from a trusted proxy: each has its own links and its own count.
+    const h = await startGantry({ config: { allowedFetchHosts: ["127.0.0.1"], trustedProxies: ["127.0.0.1"] } });
+    try {
+      await h.deps.releases.catalog.create("2.0.0", {}, true);
+      const created = await h.admin("/admin/api/releases/2.0.0/assets", { method: "POST", body: JSON.stringify({ name: "probe.zip", url: `${originUrl}/files/app.zip` }) });
+      expect(created.status).toBe(201);
+      const id = (await created.json()).id;
+      const linkFor = async (client: string) => {
+        const res = await fetch(`${h.url}/api/v1/download/${id}`, { redirect: "manual", headers: { "x-forwarded-for": client } });
+        expect(res.status).toBe(302);
+        return res.headers.get("location")!;
+      };
+      const prober = "198.51.100.1";
+      const downloader = "198.51.100.2";
+      const probeUrl = await linkFor(prober);
+      const probe = await fetch(probeUrl, { headers: { range: "bytes=0-99", "x-forwarded-for": prober } });
+      expect(probe.status).toBe(206);
+      expect(await bytes(probe)).toEqual(data.slice(0, 100));
+
+      const url = await linkFor(downloader);
+      const full = await fetch(url, { headers: { "x-forwarded-for": downloader } });
+      expect(full.status).toBe(200);
+      expect(sha256(await bytes(full))).toBe(sha256(data));
+      const { value: view } = await pollUntil(
+        async () => (await (await h.admin("/admin/api/releases/2.0.0")).json()).assets.find((a: any) => a.id === id),
+        (a: any) => a.source === "mirror" && a.downloads >= 1,
+        { what: "the complete pass counted and mirrored" },
+      );
+      // Had the probe counted (it was made first), there would be two.
+      expect(view.downloads).toBe(1);
+
+      // Both links were made while the digest was unknown: they still serve now that it is known (a resume).
+      const resumed = await fetch(url, { headers: { range: "bytes=100-199", "x-forwarded-for": downloader } });
+      expect(resumed.status).toBe(206);
+      expect(await bytes(resumed)).toEqual(data.slice(100, 200));
+      const again = await fetch(probeUrl, { headers: { range: "bytes=100-199", "x-forwarded-for": prober } });
+      expect(again.status).toBe(206);
+      await again.arrayBuffer();
+    } finally {
+      await h.stop();
+    }
+  });
+});

@@ -134,7 +134,7 @@ async function proxyKnownSize(request: Request, t: ProxyTarget, size: number, ho
     const headers = { ...base, "content-type": type, "content-length": String(r.end - r.start + 1), "content-range": contentRange(r.start, r.end, size) };
     if (head) return new Response(null, { status: 206, headers });
     const body = await fetchRange(request, t, r, o);
-    hooks.count();
+    hooks.count(r.end === size - 1);
     return new Response(body, { status: 206, headers });
   }
 
@@ -148,7 +148,7 @@ async function proxyKnownSize(request: Request, t: ProxyTarget, size: number, ho
   }
   const cursor = new Cursor(await fetchRange(request, t, span, o), span.start);
   const multipart = multipartByteranges(parts, size, type, (r) => cursor.take(r));
-  hooks.count();
+  hooks.count(span.end === size - 1);
   return new Response(multipart.body, { status: 206, headers: { ...base, "content-type": multipart.contentType, "content-length": String(multipart.contentLength) } });
 }
 
@@ -263,7 +263,8 @@ async function proxyUnknownSize(request: Request, t: ProxyTarget, hooks: Downloa
     if (got.size !== null) o.learnSize(got.size);
     const length = got.end - got.start + 1;
     const headers = { ...base, "content-type": type, "content-length": String(length), "content-range": `bytes ${got.start}-${got.end}/${got.size ?? "*"}` };
-    hooks.count();
+    // Of a size still unknown, a range cannot be known to reach the end: not a download.
+    hooks.count(got.size !== null && got.end === got.size - 1);
     return new Response(exactly(res.body, 0, length), { status: 206, headers });
   }
   if (res.status !== 200) throw await rejectStatus(res);
@@ -279,7 +280,7 @@ async function proxyUnknownSize(request: Request, t: ProxyTarget, hooks: Downloa
     }
     if (r.kind === "ranges") {
       const { start, end } = r.ranges[0];
-      hooks.count();
+      hooks.count(end === size - 1);
       return new Response(exactly(res.body, start, end - start + 1), {
         status: 206,
         headers: { ...base, "content-type": type, "content-length": String(end - start + 1), "content-range": contentRange(start, end, size) },

@@ -95,6 +95,10 @@ function shaTagOf(sha256: string): Uint8Array {
   return tag;
 }
 
+function isUnknownTag(tag: Uint8Array): boolean {
+  return tag.every((b) => b === 0);
+}
+
 export type TokenReason = "unknown" | "expired" | "changed" | "elsewhere";
 
 export type TokenVerdict = { ok: true } | { ok: false; status: 404 | 410; reason: TokenReason };
@@ -106,8 +110,9 @@ export type TokenVerdict = { ok: true } | { ok: false; status: 404 | 410; reason
 export function judgeToken(claims: TokenClaims | null, currentSha256: string | null, now: number): TokenVerdict {
   if (!claims || currentSha256 === null) return { ok: false, status: 404, reason: "unknown" };
   if (now >= claims.expiresAt) return { ok: false, status: 410, reason: "expired" };
-  // New bytes behind the asset since the link was made: the client asked for the old ones.
-  if (!timingSafeEqual(claims.shaTag, shaTagOf(currentSha256))) return { ok: false, status: 410, reason: "changed" };
+  // New bytes behind the asset since the link was made: the client asked for the old ones. A link made while the
+  // digest was unknown (a proxied asset before its first complete pass) holds whatever digest is learnt since.
+  if (!isUnknownTag(claims.shaTag) && !timingSafeEqual(claims.shaTag, shaTagOf(currentSha256))) return { ok: false, status: 410, reason: "changed" };
   if (!claims.sameClient) return { ok: false, status: 410, reason: "elsewhere" };
   return { ok: true };
 }
