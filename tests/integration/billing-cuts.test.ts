@@ -52,16 +52,19 @@ async function readThenLeave(res: Response, abort: AbortController, enough: (tex
   return text;
 }
 
+/** Ledger columns as numbers on either backend (PostgreSQL returns BIGINT as text and a boolean for `estimated`). */
+const LEDGER = "status, error_code, endpoint, request_id, CAST(input_tokens AS DOUBLE PRECISION) AS input_tokens, CAST(output_tokens AS DOUBLE PRECISION) AS output_tokens, CAST(estimated AS INTEGER) AS estimated";
+
 async function ledgerRow(requestId: string): Promise<Record<string, any>> {
   const { value } = await pollUntil(
-    async () => (await g.query("SELECT * FROM usage_ledger WHERE request_id = $1", requestId))[0],
+    async () => (await g.query(`SELECT ${LEDGER} FROM usage_ledger WHERE request_id = $1`, requestId))[0],
     Boolean,
     { what: `the ledger row of ${requestId}` },
   );
   return value;
 }
 
-const keyTotals = async () => (await g.query("SELECT input_tokens, output_tokens FROM key_usage"))[0] as { input_tokens: number; output_tokens: number };
+const keyTotals = async () => (await g.query("SELECT CAST(input_tokens AS DOUBLE PRECISION) AS input_tokens, CAST(output_tokens AS DOUBLE PRECISION) AS output_tokens FROM key_usage"))[0] as { input_tokens: number; output_tokens: number };
 
 describe("a caller that takes the answer and leaves before its end", () => {
   test("responses stream: charged for the input and every delta it got, estimated", async () => {
@@ -96,7 +99,7 @@ describe("a caller that takes the answer and leaves before its end", () => {
     const pending = post("/v1/responses", { model: "m", input: WORDS }, abort.signal).catch((e) => e);
     // Every delta reached Gantry (the upstream then goes silent): the caller gives up.
     await pollUntil(() => upstream.written >= written + AFTER_ALL_DELTAS, Boolean, { what: "the upstream to send every delta" });
-    const rows = async () => g.query("SELECT * FROM usage_ledger WHERE status = 499 AND endpoint = 'responses' ORDER BY id DESC");
+    const rows = async () => g.query(`SELECT ${LEDGER} FROM usage_ledger WHERE status = 499 AND endpoint = 'responses' ORDER BY id DESC`);
     const count = (await rows()).length;
     abort.abort();
     await pending;
@@ -165,7 +168,7 @@ describe("raw passthrough JSON replies past the first MiB", () => {
       });
       expect(res.status).toBe(200);
       expect((await res.text()).length).toBeGreaterThan(3 * 1024 * 1024);
-      const [row] = await h.query("SELECT * FROM usage_ledger WHERE request_id = $1", res.headers.get("x-request-id")!);
+      const [row] = await h.query(`SELECT ${LEDGER} FROM usage_ledger WHERE request_id = $1`, res.headers.get("x-request-id")!);
       expect(row).toMatchObject({ status: 200, input_tokens: 11, output_tokens: 777, estimated: 0 });
     } finally {
       await h.stop();

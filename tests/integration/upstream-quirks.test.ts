@@ -142,7 +142,8 @@ describe("an output bound the upstream refused, enforced by Gantry", () => {
 
   const send = (path: string, body: object, secret: string) =>
     fetch(`${h.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-  const ledgerRow = async (requestId: string) => (await h.query("SELECT * FROM usage_ledger WHERE request_id = $1", requestId))[0];
+  const ledgerRow = async (requestId: string) =>
+    (await h.query("SELECT status, error_code, endpoint, request_id, CAST(input_tokens AS DOUBLE PRECISION) AS input_tokens, CAST(output_tokens AS DOUBLE PRECISION) AS output_tokens, CAST(estimated AS INTEGER) AS estimated FROM usage_ledger WHERE request_id = $1", requestId))[0];
 
   test("collected: the text is cut at the key's bound, status incomplete, usage and ledger the estimate; the upstream is not read further", async () => {
     const abortedBefore = refusing.aborted;

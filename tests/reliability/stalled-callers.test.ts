@@ -46,7 +46,8 @@ function neverRead(path: string, body: object, extra = ""): Promise<{ socket: So
   });
 }
 
-const stalledRows = () => g.query("SELECT * FROM usage_ledger WHERE error_code = 'caller_stalled' ORDER BY id");
+const stalledRows = () =>
+  g.query("SELECT status, error_code, endpoint, request_id, CAST(input_tokens AS DOUBLE PRECISION) AS input_tokens, CAST(output_tokens AS DOUBLE PRECISION) AS output_tokens, CAST(estimated AS INTEGER) AS estimated FROM usage_ledger WHERE error_code = 'caller_stalled' ORDER BY id");
 
 describe.each([
   ["responses", "/v1/responses", { model: "m", input: "long", stream: true }, ""],
