@@ -12,7 +12,7 @@ let g: Gantry;
 let assetId: number;
 
 beforeAll(async () => {
-  g = await startGantry({ config: { downloadMintRpm: 5, trustedProxies: ["127.0.0.1"] } });
+  g = await startGantry({ config: { downloadMintRpm: 5, trustedProxies: ["127.0.0.1"], s3RedirectDownloads: false } });
   await g.deps.releases.catalog.create("1.0.0", {}, true);
   assetId = (await g.deps.releases.catalog.upload("1.0.0", "web-1.0.0.zip", new Blob(["zip bytes"]).stream(), 9)).id;
 });

@@ -75,7 +75,7 @@ if (unavailable) {
   let cachedEverywhere: Nginx;
 
   beforeAll(async () => {
-    g = await startGantry({ config: { downloadTokenTtlSeconds: 600 } });
+    g = await startGantry({ config: { downloadTokenTtlSeconds: 600, s3RedirectDownloads: false } });
     await g.deps.releases.catalog.create("1.0.0", {}, true);
     const site = documentedConfig();
     expect(site.match(/proxy_cache off;/g)?.length).toBe(2);

@@ -49,7 +49,8 @@ export interface ProxyTarget extends DownloadMeta {
 export interface ProxyOptions {
   fetch: typeof fetch;
   /** Records a size learnt from the upstream. */
-  learnSize(size: number): void;
+  /** Records the size (resolves once stored; a GET does not wait for it, a HEAD does, so the next request sees it). */
+  learnSize(size: number): Promise<void>;
   /** Where a complete pass is mirrored to (pull-through); without it the bytes are only passed on. */
   pullThrough?: PullThrough;
 }
@@ -228,7 +229,7 @@ async function proxyUnknownSize(request: Request, t: ProxyTarget, hooks: Downloa
     await drop(res);
     const size = res.status === 200 ? declaredLength(res) : null;
     if (size !== null) {
-      o.learnSize(size);
+      await o.learnSize(size);
       return proxyKnownSize(request, t, size, hooks, o);
     }
     // Gone or failing upstream: 502. Anything else (no length, or HEAD refused: 405, 501, or the 403 of a storage
@@ -248,7 +249,7 @@ async function proxyUnknownSize(request: Request, t: ProxyTarget, hooks: Downloa
     await drop(res);
     const total = /\*\/(\d+)/.exec(res.headers.get("content-range") ?? "")?.[1];
     if (total) {
-      o.learnSize(Number(total));
+      void o.learnSize(Number(total));
       return notSatisfiable(Number(total), base, head);
     }
     throw upstreamFailure("it refused the range");
@@ -260,7 +261,7 @@ async function proxyUnknownSize(request: Request, t: ProxyTarget, hooks: Downloa
       await drop(res);
       throw upstreamFailure("it answered a different range");
     }
-    if (got.size !== null) o.learnSize(got.size);
+    if (got.size !== null) void o.learnSize(got.size);
     const length = got.end - got.start + 1;
     const headers = { ...base, "content-type": type, "content-length": String(length), "content-range": `bytes ${got.start}-${got.end}/${got.size ?? "*"}` };
     // Of a size still unknown, a range cannot be known to reach the end: not a download.
@@ -270,7 +271,7 @@ async function proxyUnknownSize(request: Request, t: ProxyTarget, hooks: Downloa
   if (res.status !== 200) throw await rejectStatus(res);
 
   const size = declaredLength(res);
-  if (size !== null) o.learnSize(size);
+  if (size !== null) void o.learnSize(size);
   if (single && size !== null) {
     // The upstream ignored the Range but told its length: the range is cut here, as for a known size.
     const r = parseRange(single, size);

@@ -161,9 +161,9 @@ export class DownloadService {
     };
   }
 
-  private learnSize(asset: AssetRecord, size: number): void {
+  private async learnSize(asset: AssetRecord, size: number): Promise<void> {
     if (asset.size === null && Number.isSafeInteger(size) && size >= 0) {
-      this.deps.store.updateAsset(asset.id, { size }).catch((err) => this.deps.log.warn("asset size not recorded", { assetId: asset.id, error: (err as Error).message }));
+      await this.deps.store.updateAsset(asset.id, { size }).catch((err) => this.deps.log.warn("asset size not recorded", { assetId: asset.id, error: (err as Error).message }));
     }
   }
 
