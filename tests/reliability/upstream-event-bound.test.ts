@@ -48,7 +48,8 @@ describe("an event over the bound, in process", () => {
     // Written = what Gantry read plus what was in flight in socket buffers when it stopped: far below the event.
     expect(written).toBeLessThan(HUGE / 4);
     expect(g.deps.limiter.inFlight(id)).toBe(0);
-    const row = (await g.deps.ledger.recent(1, id))[0];
+    // Settled as the body ends, which may be a moment after the caller saw the stream break (a group commit away).
+    const { value: row } = await pollUntil(async () => (await g.deps.ledger.recent(1, id))[0], Boolean, { what: "the cut call's ledger row" });
     expect(row).toMatchObject({ keyId: id, endpoint: ledgerEndpoint, status: 502, errorCode: "upstream_stream_error" });
   }
 
