@@ -64,6 +64,13 @@ describe("every origin (the default)", () => {
     }
   });
 
+  test("the download redirect carries it too, so a page can follow it", async () => {
+    const id = (await (await fetch(`${g.url}/api/v1/latest`)).json()).assets[0].id;
+    const res = await fetch(`${g.url}/api/v1/download/${id}`, { redirect: "manual", headers: { origin: PAGE } });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
   test("admin and gateway routes get no CORS headers (unchanged)", async () => {
     for (const path of ["/admin/api/keys", "/v1/models", "/healthz"]) {
       const res = await fetch(`${g.url}${path}`, { headers: { origin: PAGE } });

@@ -74,7 +74,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
         return new Response(null, {
           status: 302,
           // Each visit must mint its own link: a cached redirect would hand out a used token.
-          headers: { location: `${publicBaseUrl(request, deps.config)}/dl/${token}`, "cache-control": "no-store" },
+          headers: { location: `${publicBaseUrl(request, deps.config)}/dl/${token}`, "cache-control": "no-store", ...corsOf(request) },
         });
       })
       /**
