@@ -11,9 +11,10 @@
  *   transaction after all bytes are in the mirror: a failed publish leaves no half release behind.
  * - Mirror bytes no asset refers to any more are removed.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { MinisignError, parseSignature, verifySignature, type MinisignPublicKey } from "./minisign";
+import { statSync } from "node:fs";
+import { basename } from "node:path";
+import type { MinisignPublicKey } from "./minisign";
+import { readSignatureBeside, signatureToKeep, signaturesOf } from "./publish-signatures";
 import { AppError } from "../../errors";
 import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } from "./classify";
 import { sanitizeFileName } from "../downloads/download-headers";
@@ -240,7 +241,7 @@ export class ReleaseCatalog {
         const [toMirror, toCheck] = file.stream().tee();
         const [obj, checked] = await Promise.allSettled([
           this.mirror.put(toMirror, { expectedSize: file.size }),
-          this.checkSignature(s.name, sig, toCheck, file.size),
+          signatureToKeep(this.publicKey, s.name, sig, toCheck, file.size),
         ]);
         if (obj.status === "fulfilled") stored.set(s.name, obj.value);
         if (obj.status === "rejected") throw obj.reason;
@@ -275,30 +276,6 @@ export class ReleaseCatalog {
     return release;
   }
 
-  /**
-   * The signature text to keep for an asset: with the key set, it must verify against `data`; without it, a
-   * minisign signature is carried unchecked (it must parse), anything else (a GPG .sig) is left out.
-   */
-  private async checkSignature(name: string, sigText: string, data: ReadableStream<Uint8Array>, size: number): Promise<string | null> {
-    if (!this.publicKey) {
-      await data.cancel().catch(() => {});
-      try {
-        return parseSignature(sigText).text;
-      } catch (err) {
-        if (err instanceof MinisignError) return null;
-        throw err;
-      }
-    }
-    try {
-      return (await verifySignature(this.publicKey, sigText, data, size)).text;
-    } catch (err) {
-      await data.cancel().catch(() => {});
-      if (err instanceof MinisignError) throw new AppError("invalid_request", `The signature of ${name} ${err.message}: refused (GANTRY_RELEASE_PUBLIC_KEY).`, { param: "files" });
-      throw err;
-    }
-  }
-
-  /** Adds (or replaces) one asset from a byte stream, e.g. an admin upload. */
   async upload(version: string, name: string, body: ReadableStream<Uint8Array>, expectedSize: number | null): Promise<AssetRecord> {
     this.refuseUnsigned(name);
     const release = await this.find(version);
@@ -423,44 +400,4 @@ export class ReleaseCatalog {
   private gone(what: string): never {
     throw new AppError("not_found", `'${what.slice(0, 64)}' was deleted meanwhile.`);
   }
-}
-
-const SIGNATURE_SUFFIXES = [".minisig", ".sig"] as const;
-
-/**
- * Splits a publish's sources into assets and the signature files attached to them: `NAME.minisig` or `NAME.sig`
- * given beside `NAME` in the same publish is NAME's signature, not an asset of its own. A signature file whose
- * asset is not in the publish stays an ordinary asset (e.g. a GPG `.sig`).
- */
-function signaturesOf(sources: PublishSource[]): { assets: PublishSource[]; signatureFiles: Map<string, PublishSource & { kind: "file" }> } {
-  const byName = new Map(sources.map((s) => [s.name, s]));
-  const signatureFiles = new Map<string, PublishSource & { kind: "file" }>();
-  const attached = new Set<string>();
-  for (const s of sources) {
-    if (s.kind !== "file") continue;
-    for (const suffix of SIGNATURE_SUFFIXES) {
-      if (!s.name.endsWith(suffix)) continue;
-      const target = byName.get(s.name.slice(0, -suffix.length));
-      if (target && target.kind === "file" && !signatureFiles.has(target.name)) {
-        signatureFiles.set(target.name, s);
-        attached.add(s.name);
-      }
-    }
-  }
-  return { assets: sources.filter((s) => !attached.has(s.name)), signatureFiles };
-}
-
-/** The text of FILE's signature: the one given in the publish, else FILE.minisig, else FILE.sig beside it. */
-function readSignatureBeside(s: PublishSource & { kind: "file" }, given: (PublishSource & { kind: "file" }) | undefined): string | null {
-  const candidates = given ? [given.path] : SIGNATURE_SUFFIXES.map((suffix) => join(dirname(s.path), basename(s.path) + suffix));
-  for (const path of candidates) {
-    if (!existsSync(path)) continue;
-    try {
-      if (statSync(path).size > 64 * 1024) throw new Error("too large");
-      return readFileSync(path, "utf8");
-    } catch {
-      throw new AppError("invalid_request", `'${path}' is not a readable signature file.`, { param: "files" });
-    }
-  }
-  return null;
 }
