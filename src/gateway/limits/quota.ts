@@ -31,10 +31,18 @@ export function costOf(prices: Prices | null, inputTokens: number, outputTokens:
   return (inputTokens * prices.input + outputTokens * prices.output) / 1_000_000;
 }
 
+/** About four UTF-8 bytes a token: every estimate Gantry makes (reservations, cut calls, a bound it enforces). */
+export const BYTES_PER_TOKEN = 4;
+
+/** The tokens `bytes` of text are estimated at. */
+export function tokensOfBytes(bytes: number): number {
+  return Math.ceil(bytes / BYTES_PER_TOKEN);
+}
+
 /**
  * A cheap estimate of a request's tokens before it runs: the body's length (about 4 bytes a token) for input,
  * and the requested output bound (or a default) for output.
  */
 export function estimateTokens(bodyBytes: number, maxOutput: number | null): { input: number; output: number } {
-  return { input: Math.ceil(bodyBytes / 4), output: maxOutput ?? 1024 };
+  return { input: tokensOfBytes(bodyBytes), output: maxOutput ?? 1024 };
 }

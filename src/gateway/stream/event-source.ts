@@ -9,9 +9,7 @@ import { STREAM_ENDED_EARLY } from "./failure";
 import type { OutputBound } from "./output-bound";
 import type { UsageMeter } from "../call";
 import type { TokenCounts } from "../usage/settle";
-
-/** About four UTF-8 bytes a token: the estimate quotas reserve with, and what a cut request is charged. */
-const BYTES_PER_TOKEN = 4;
+import { tokensOfBytes } from "../limits/quota";
 import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
 
 export const IDLE = Symbol("idle");
@@ -45,8 +43,7 @@ export class UpstreamEventSource implements UsageMeter {
 
   /** The tokens produced so far, estimated: for a call cut before the upstream reported its usage. */
   estimate(): TokenCounts {
-    const inputTokens = Math.ceil(Buffer.byteLength(this.sentJson) / BYTES_PER_TOKEN);
-    return { inputTokens, outputTokens: Math.ceil(this.outputBytes / BYTES_PER_TOKEN), reasoningTokens: 0, cachedTokens: 0 };
+    return { inputTokens: tokensOfBytes(Buffer.byteLength(this.sentJson)), outputTokens: tokensOfBytes(this.outputBytes), reasoningTokens: 0, cachedTokens: 0 };
   }
 
   /** Yields batches of events as they arrive, or IDLE after each silent keep-alive interval. Throws on transport errors and malformed events. */

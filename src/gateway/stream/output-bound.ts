@@ -11,10 +11,10 @@
  * upstream that thinks long before it writes is bounded by what it writes.
  */
 import { createResponseCollector } from "./collect";
+import { BYTES_PER_TOKEN, tokensOfBytes } from "../limits/quota";
 import type { JsonObject, OutputItem, ResponsesRequest, ResponsesStreamEvent, ResponsesUsage } from "../responses-types";
 import type { PostedRequest } from "../upstream/post-responses";
 
-const BYTES_PER_TOKEN = 4;
 
 /** Deltas of output the model writes, each counting against the bound. */
 const COUNTED_DELTAS = new Set([
@@ -49,7 +49,7 @@ export function utf8Prefix(text: string, bytes: number): string {
 export function outputBoundFor(intended: ResponsesRequest, posted: PostedRequest): OutputBound | null {
   const bound = intended.max_output_tokens;
   if (typeof bound !== "number" || !posted.dropped.includes("max_output_tokens")) return null;
-  return new OutputBound(bound, Math.ceil(Buffer.byteLength(posted.sentJson) / BYTES_PER_TOKEN));
+  return new OutputBound(bound, tokensOfBytes(Buffer.byteLength(posted.sentJson)));
 }
 
 export class OutputBound {
@@ -163,7 +163,7 @@ export class OutputBound {
 
   /** The estimate the response is settled with. */
   usage(): ResponsesUsage {
-    const output = Math.ceil(this.used / BYTES_PER_TOKEN);
+    const output = tokensOfBytes(this.used);
     return {
       input_tokens: this.inputTokens,
       input_tokens_details: { cached_tokens: 0 },

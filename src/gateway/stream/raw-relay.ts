@@ -6,6 +6,7 @@
 import type { GatewayDeps } from "../gateway-deps";
 import type { GatewayCall } from "../call";
 import { usageOf } from "./upstream-events";
+import { tokensOfBytes } from "../limits/quota";
 import { createSseDecoder, parseStreamEvent } from "./sse/decode";
 import { TERMINAL_EVENT_TYPES, type ResponsesUsage } from "../responses-types";
 
@@ -24,7 +25,7 @@ class RawMeter {
   deltas = 0;
   constructor(private readonly requestText: string) {}
   estimate() {
-    return { inputTokens: Math.ceil(Buffer.byteLength(this.requestText) / 4), outputTokens: this.deltas, reasoningTokens: 0, cachedTokens: 0 };
+    return { inputTokens: tokensOfBytes(Buffer.byteLength(this.requestText)), outputTokens: this.deltas, reasoningTokens: 0, cachedTokens: 0 };
   }
 }
 
