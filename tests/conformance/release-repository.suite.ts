@@ -197,6 +197,32 @@ export function releaseRepositoryConformance(backend: string, make: () => Promis
       expect(byName((await releases.list())[0]!, "c.exe").signature).toBe(sigA);
     });
 
+    test("a synced asset keeps where its signature is fetched from through a batch and updateAsset; none is null", async () => {
+      const { releases } = await open();
+      const sigUrl = "https://github.com/o/r/releases/download/v1/a.exe.minisig";
+      const sigApi = "https://api.github.com/repos/o/r/releases/assets/11";
+      await releases.applyBatch([{
+        version: "1.0.0",
+        existingId: null,
+        create: rel("1.0.0", { origin: "github", remoteId: 1 }),
+        update: {},
+        assets: [
+          { existingId: null, name: "a.exe", fields: { remoteId: 10, mirrorPending: true, signatureUrl: sigUrl, signatureApiUrl: sigApi } },
+          { existingId: null, name: "b.exe", fields: { remoteId: 20, mirrorPending: true } },
+        ],
+      }]);
+      const r = (await releases.get("1.0.0"))!;
+      const a = r.assets.find((x) => x.name === "a.exe")!;
+      expect(a).toMatchObject({ signatureUrl: sigUrl, signatureApiUrl: sigApi, signature: null });
+      expect(r.assets.find((x) => x.name === "b.exe")).toMatchObject({ signatureUrl: null, signatureApiUrl: null });
+      expect((await releases.pendingMirrorAssets()).find((x) => x.id === a.id)).toMatchObject({ signatureUrl: sigUrl, signatureApiUrl: sigApi });
+      // The signature removed upstream: the addresses go; the text stored with the mirrored bytes is another field.
+      await releases.updateAsset(a.id, { signature: "text", signatureUrl: null, signatureApiUrl: null });
+      expect(await releases.getAsset(a.id)).toMatchObject({ signature: "text", signatureUrl: null, signatureApiUrl: null });
+      await releases.applyBatch([{ version: "1.0.0", existingId: r.id, create: null, update: {}, assets: [{ existingId: a.id, name: "a.exe", fields: { signatureApiUrl: sigApi } }] }]);
+      expect((await releases.list())[0]!.assets.find((x) => x.id === a.id)).toMatchObject({ signature: "text", signatureUrl: null, signatureApiUrl: sigApi });
+    });
+
     test("the sync lease: one holder at a time, taken over once expired, renewed by its holder, released only by it", async () => {
       const { releases } = await open();
       expect(await releases.acquireLease("sync", "a", 2000, 1000)).toBe(true);

@@ -25,7 +25,8 @@ function localAsset(id: number, name: string, over: Partial<AssetRecord> = {}): 
   return {
     id, releaseId: 1, name, platform: "windows", arch: "x64", fileType: "exe", sha256: HEX, size: 100, upstreamUrl: null,
     mirrored: true, downloads: 0, classifiedByOperator: false, remoteId: null, remoteApiUrl: null, remoteUpdatedAt: null,
-    remoteDigest: null, remoteSize: null, mirrorError: null, mirrorPending: false, createdAt: 0, updatedAt: 0, ...over,
+    remoteDigest: null, remoteSize: null, mirrorError: null, mirrorPending: false, signatureUrl: null, signatureApiUrl: null,
+    createdAt: 0, updatedAt: 0, ...over,
   };
 }
 function localRelease(id: number, version: string, assets: AssetRecord[], over: Partial<ReleaseRecord> = {}): ReleaseRecord {

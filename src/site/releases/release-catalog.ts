@@ -34,6 +34,8 @@ const NOT_SYNCED = {
   remoteSize: null,
   mirrorError: null,
   mirrorPending: false,
+  signatureUrl: null,
+  signatureApiUrl: null,
 } as const;
 
 export type PublishSource = (

@@ -73,6 +73,13 @@ export interface AssetRecord extends Asset {
   mirrorError: string | null;
   /** Sync still has to (re)download the bytes. */
   mirrorPending: boolean;
+  /**
+   * Where sync fetches the asset's signature from: the browser download address of the release asset named
+   * `NAME.minisig` (else `NAME.sig`) beside it on GitHub, and its API address (used with a token, as for the asset).
+   * Null when the remote has none; the signature text itself is `signature`, stored once the bytes are mirrored.
+   */
+  signatureUrl: string | null;
+  signatureApiUrl: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -124,6 +131,8 @@ export interface AssetFields {
   mirrorError?: string | null;
   mirrorPending?: boolean;
   signature?: string | null;
+  signatureUrl?: string | null;
+  signatureApiUrl?: string | null;
 }
 
 /** A release to create, or the changes to make when one of that version exists. */

@@ -231,6 +231,12 @@ const V6 = `
   ALTER TABLE releases ADD COLUMN yanked BOOLEAN NOT NULL DEFAULT false;
 `;
 
+/** 7: where sync fetches an asset's signature from (as SQLite's migration 13). */
+const V7 = `
+  ALTER TABLE release_assets ADD COLUMN signature_url TEXT;
+  ALTER TABLE release_assets ADD COLUMN signature_api_url TEXT;
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
 export const SCHEMA_VERSION = MIGRATIONS.length;

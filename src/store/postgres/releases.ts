@@ -45,6 +45,8 @@ const ASSET_COLUMNS: Record<keyof AssetFields, string> = {
   mirrorError: "mirror_error",
   mirrorPending: "mirror_pending",
   signature: "signature",
+  signatureUrl: "signature_url",
+  signatureApiUrl: "signature_api_url",
 };
 
 const RELEASE_COLUMNS: Record<keyof ReleaseChanges, string> = {
@@ -84,6 +86,8 @@ function toAsset(r: Row): AssetRecord {
     mirrorError: r.mirror_error,
     mirrorPending: r.mirror_pending === true,
     signature: r.signature ?? null,
+    signatureUrl: r.signature_url ?? null,
+    signatureApiUrl: r.signature_api_url ?? null,
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };

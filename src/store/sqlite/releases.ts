@@ -57,6 +57,8 @@ interface AssetRow {
   mirror_error: string | null;
   mirror_pending: number;
   signature: string | null;
+  signature_url: string | null;
+  signature_api_url: string | null;
   created_at: number;
   updated_at: number;
   downloads: number;
@@ -79,6 +81,8 @@ const ASSET_COLUMNS: Record<keyof AssetFields, string> = {
   mirrorError: "mirror_error",
   mirrorPending: "mirror_pending",
   signature: "signature",
+  signatureUrl: "signature_url",
+  signatureApiUrl: "signature_api_url",
 };
 
 const ASSET_SELECT = `
@@ -107,6 +111,8 @@ function toAsset(r: AssetRow): AssetRecord {
     mirrorError: r.mirror_error,
     mirrorPending: r.mirror_pending === 1,
     signature: r.signature ?? null,
+    signatureUrl: r.signature_url ?? null,
+    signatureApiUrl: r.signature_api_url ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
