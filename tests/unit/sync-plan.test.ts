@@ -121,3 +121,72 @@ describe("planSync: which assets", () => {
     expect(c.fields.platform).toBeUndefined();
   });
 });
+
+describe("planSync: signatures beside assets", () => {
+  const sigOf = (id: number, name: string) => ghAsset(id, name, { size: 300 });
+
+  test("NAME.minisig (else NAME.sig) is NAME's signature, not an asset; one with no NAME is ignored", () => {
+    const plan = planSync([], [ghRelease(1, "v1.0.0", [
+      ghAsset(1, "App-1.0.0-x64-setup.exe"),
+      sigOf(2, "App-1.0.0-x64-setup.exe.minisig"),
+      ghAsset(3, "App-1.0.0-arm64.dmg"),
+      sigOf(4, "App-1.0.0-arm64.dmg.sig"),
+      ghAsset(5, "web-1.0.0.zip"),
+      sigOf(6, "web-1.0.0.zip.sig"),
+      sigOf(7, "web-1.0.0.zip.minisig"),
+      sigOf(8, "orphan.AppImage.minisig"),
+      sigOf(9, "checksums.sig"),
+      ghAsset(10, "App-1.0.0-amd64.deb"),
+    ])], opts);
+    const assets = plan.releases[0].assets;
+    expect(assets.map((a) => a.name)).toEqual(["App-1.0.0-x64-setup.exe", "App-1.0.0-arm64.dmg", "web-1.0.0.zip", "App-1.0.0-amd64.deb"]);
+    const byName = Object.fromEntries(assets.map((a) => [a.name, a.fields]));
+    expect(byName["App-1.0.0-x64-setup.exe"]).toMatchObject({
+      signatureUrl: "https://github.com/o/r/releases/download/v/App-1.0.0-x64-setup.exe.minisig",
+      signatureApiUrl: "https://api.github.com/repos/o/r/releases/assets/2",
+    });
+    expect(byName["App-1.0.0-arm64.dmg"].signatureApiUrl).toBe("https://api.github.com/repos/o/r/releases/assets/4");
+    // Both beside it: the .minisig wins, as publish reads FILE.minisig before FILE.sig.
+    expect(byName["web-1.0.0.zip"].signatureApiUrl).toBe("https://api.github.com/repos/o/r/releases/assets/7");
+    expect(byName["App-1.0.0-amd64.deb"]).toMatchObject({ signatureUrl: null, signatureApiUrl: null });
+  });
+
+  test("a signature still uploading is none; non-http addresses are not trusted", () => {
+    const plan = planSync([], [ghRelease(1, "v1.0.0", [
+      ghAsset(1, "a.exe"),
+      ghAsset(2, "a.exe.minisig", { state: "starter" }),
+      ghAsset(3, "b.exe"),
+      ghAsset(4, "b.exe.minisig", { browser_download_url: "file:///etc/passwd", url: "javascript:x" }),
+    ])], opts);
+    const [a, b] = plan.releases[0].assets;
+    expect(plan.releases[0].assets.map((x) => x.name)).toEqual(["a.exe", "b.exe"]);
+    expect(a.fields).toMatchObject({ signatureUrl: null, signatureApiUrl: null });
+    expect(b.fields).toMatchObject({ signatureUrl: null, signatureApiUrl: null });
+  });
+
+  test("a signature uploaded or replaced after the bytes were mirrored has them fetched and checked again; an unchanged one does not", () => {
+    const synced = (id: number, name: string, over: Partial<AssetRecord> = {}) =>
+      localAsset(id, name, { remoteId: id * 10, remoteUpdatedAt: "2025-01-01T00:00:00Z", remoteSize: 100, ...over });
+    const apiOf = (id: number) => `https://api.github.com/repos/o/r/releases/assets/${id}`;
+    const local = [localRelease(1, "1.0.0", [
+      synced(1, "same.exe", { signatureApiUrl: apiOf(11), signature: "old" }),
+      synced(2, "new.exe"),
+      synced(3, "replaced.exe", { signatureApiUrl: apiOf(31) }),
+      synced(4, "gone.exe", { signatureApiUrl: apiOf(41), signature: "kept" }),
+    ], { remoteId: 9 })];
+    const plan = planSync(local, [ghRelease(9, "v1.0.0", [
+      ghAsset(10, "same.exe"), sigOf(11, "same.exe.minisig"),
+      ghAsset(20, "new.exe"), sigOf(21, "new.exe.minisig"),
+      ghAsset(30, "replaced.exe"), sigOf(32, "replaced.exe.minisig"),
+      ghAsset(40, "gone.exe"),
+    ])], opts);
+    const byName = Object.fromEntries(plan.releases[0].assets.map((a) => [a.name, a.fields]));
+    expect(byName["same.exe"].mirrorPending).toBeUndefined();
+    expect(byName["new.exe"]).toMatchObject({ mirrorPending: true, signatureApiUrl: apiOf(21) });
+    expect(byName["replaced.exe"]).toMatchObject({ mirrorPending: true, signatureApiUrl: apiOf(32) });
+    // Removed upstream: nothing left to fetch it from; the text kept with the mirrored bytes is not touched.
+    expect(byName["gone.exe"]).toMatchObject({ signatureUrl: null, signatureApiUrl: null });
+    expect(byName["gone.exe"].mirrorPending).toBeUndefined();
+    expect("signature" in byName["gone.exe"]).toBe(false);
+  });
+});

@@ -16,6 +16,9 @@
  *   served. Operator classification overrides are kept.
  * - Decision: nothing is deleted by sync (a release or asset removed upstream stays here until the operator
  *   deletes it), so a remote mistake can never take downloads away.
+ * - A remote asset named `NAME.minisig` (else `NAME.sig`) is NAME's signature, not an asset: NAME records where to
+ *   fetch it from. Decision: one with no NAME beside it is ignored (a signature alone is nothing to download). A
+ *   new signature upstream (another asset id) has NAME fetched and checked again, as new bytes would.
  */
 import { classifyAsset } from "./classify";
 import { sanitizeFileName } from "../downloads/download-headers";
@@ -128,12 +131,37 @@ function validDigest(digest: string | null | undefined): string | null {
   return /^sha256:[0-9a-f]{64}$/.test(hex) ? hex : null;
 }
 
+const SIGNATURE_SUFFIXES = [".minisig", ".sig"] as const;
+
+/**
+ * Splits a release's remote assets into assets and their signatures: `NAME.minisig`, else `NAME.sig`, uploaded
+ * beside `NAME`. Every `.minisig` / `.sig` is left out of the assets, paired or not. Uploads still in progress
+ * (GitHub's state "starter": no bytes yet) are neither.
+ */
+export function pairSignatures(remote: readonly GitHubAsset[]): { assets: GitHubAsset[]; signatureOf: Map<string, GitHubAsset> } {
+  const uploaded = remote.filter((a) => !a.state || a.state === "uploaded");
+  const byName = new Map<string, GitHubAsset>();
+  for (const a of uploaded) if (!byName.has(a.name)) byName.set(a.name, a);
+  const isSignature = (a: GitHubAsset) => SIGNATURE_SUFFIXES.some((suffix) => a.name.length > suffix.length && a.name.endsWith(suffix));
+  const assets = uploaded.filter((a) => !isSignature(a));
+  const signatureOf = new Map<string, GitHubAsset>();
+  for (const a of assets) {
+    for (const suffix of SIGNATURE_SUFFIXES) {
+      const sig = byName.get(a.name + suffix);
+      if (sig) {
+        signatureOf.set(a.name, sig);
+        break;
+      }
+    }
+  }
+  return { assets, signatureOf };
+}
+
 function planAssets(local: readonly AssetRecord[], remote: readonly GitHubAsset[], addOnly: boolean): PlannedAsset[] {
   const out: PlannedAsset[] = [];
   const names = new Set<string>();
-  for (const a of remote) {
-    // An upload still in progress on GitHub has state "starter": its bytes are not there yet.
-    if (a.state && a.state !== "uploaded") continue;
+  const { assets, signatureOf } = pairSignatures(remote);
+  for (const a of assets) {
     const name = sanitizeFileName(a.name);
     if (!name || names.has(name)) continue;
     names.add(name);
@@ -141,6 +169,7 @@ function planAssets(local: readonly AssetRecord[], remote: readonly GitHubAsset[
     if (existing && addOnly) continue;
 
     const digest = validDigest(a.digest);
+    const sig = signatureOf.get(a.name);
     const remoteFields: AssetFields = {
       upstreamUrl: isHttpUrl(a.browser_download_url ?? "") ? a.browser_download_url : null,
       remoteId: a.id,
@@ -148,6 +177,8 @@ function planAssets(local: readonly AssetRecord[], remote: readonly GitHubAsset[
       remoteUpdatedAt: a.updated_at ?? null,
       remoteDigest: digest,
       remoteSize: a.size,
+      signatureUrl: sig && isHttpUrl(sig.browser_download_url ?? "") ? sig.browser_download_url : null,
+      signatureApiUrl: sig && isHttpUrl(sig.url) ? sig.url : null,
     };
     if (!existing) {
       out.push({
@@ -163,11 +194,13 @@ function planAssets(local: readonly AssetRecord[], remote: readonly GitHubAsset[
       existing.remoteSize !== a.size ||
       existing.remoteDigest !== digest;
     const alreadyHeld = existing.mirrored && digest !== null && digest === `sha256:${existing.sha256}`;
+    // A signature uploaded (or replaced: a new asset id, so a new API address) since the bytes were mirrored.
+    const newSignature = remoteFields.signatureApiUrl !== null && remoteFields.signatureApiUrl !== existing.signatureApiUrl;
     const fields: AssetFields = { ...remoteFields };
     if (!existing.classifiedByOperator) Object.assign(fields, classifyAsset(existing.name));
     // While old bytes are served, `size` must stay theirs; it follows the remote only when nothing is mirrored.
     if (!existing.mirrored) fields.size = a.size;
-    if (changed && !alreadyHeld) fields.mirrorPending = true;
+    if ((changed && !alreadyHeld) || newSignature) fields.mirrorPending = true;
     out.push({ name: existing.name, existingId: existing.id, fields });
   }
   return out;
