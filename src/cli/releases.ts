@@ -26,7 +26,9 @@ classify every FILE of the command (--arch may be left out for --platform web).`
 
 const SYNC_HELP = `Mirrors releases and their assets from GitHub Releases (or a compatible API), with a progress bar on a terminal.
 --github defaults to GANTRY_SYNC_GITHUB, --api-url to GANTRY_SYNC_API_URL, --token to GANTRY_SYNC_TOKEN
-(GANTRY_SYNC_TOKEN only when --api-url is that API's origin).`;
+(GANTRY_SYNC_TOKEN only when --api-url is that API's origin).
+A release asset NAME.minisig (or NAME.sig) is NAME's signature, fetched and stored with it; with
+GANTRY_RELEASE_PUBLIC_KEY (--release-public-key) it must verify, and NAME is offered only once it has.`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -61,6 +63,14 @@ async function asUsageAsync<T>(fn: () => Promise<T>): Promise<T> {
   });
 }
 
+/** What a failed asset's line says of how it is served until a later sync succeeds. */
+const MEANWHILE_TEXT: Record<NonNullable<SyncReport["failed"][number]["meanwhile"]>, string> = {
+  proxy: "not mirrored (keeps its upstream address)",
+  mirror: "not updated (the bytes mirrored before are still served)",
+  unavailable: "not mirrored (cannot be downloaded meanwhile)",
+  withheld: "not offered (no verified signature yet)",
+};
+
 function printSyncReport(r: SyncReport): void {
   const out: string[] = [];
   if (r.status === "failed") out.push(`Sync of ${r.repo} failed: ${r.error}. Nothing was changed.`);
@@ -75,7 +85,7 @@ function printSyncReport(r: SyncReport): void {
     out.push(`  assets: ${r.assetsAdded} added, ${r.assetsUpdated} updated`);
     const bytes = r.downloaded.reduce((n, d) => n + d.bytes, 0);
     out.push(`  downloaded: ${r.downloaded.length} file(s), ${formatBytes(bytes)}${r.reused.length ? `; ${r.reused.length} already mirrored` : ""}`);
-    for (const f of r.failed) out.push(`  not mirrored (keeps its upstream address): ${f.version} ${f.name}: ${f.error}`);
+    for (const f of r.failed) out.push(`  ${MEANWHILE_TEXT[f.meanwhile ?? "proxy"]}: ${f.version} ${f.name}: ${f.error}`);
     for (const s of r.skipped) out.push(`  skipped ${s.tag}: ${s.reason}`);
   }
   process.stdout.write(out.join("\n") + "\n");
@@ -162,7 +172,7 @@ export const releasesGroup: Group = {
       summary: "mirror releases from GitHub Releases",
       details: SYNC_HELP,
       options: { github: { type: "string" }, "api-url": { type: "string" }, token: { type: "string" }, prereleases: { type: "boolean" }, ...JSON_OPTION },
-      settings: [...STORE, "sync-github", "sync-api-url", "sync-token", "allowed-fetch-hosts"],
+      settings: [...STORE, "sync-github", "sync-api-url", "sync-token", "allowed-fetch-hosts", "release-public-key"],
       run: ({ values }) => {
         const repo = (values.github as string | undefined) ?? configFrom(values).syncGithub;
         if (!repo) throw new UsageError("needs --github OWNER/REPO (or GANTRY_SYNC_GITHUB)");

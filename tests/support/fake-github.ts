@@ -1,7 +1,8 @@
 /**
  * A fake GitHub Releases API for sync tests, on two loopback origins like the real thing: the API
  * (`/repos/{o}/{r}/releases` with pagination and ETags, asset API URLs, browser download URLs) and a
- * storage host the asset URLs redirect to. Every request is recorded so tests can assert what was asked
+ * storage host the asset URLs redirect to. An asset may bring its signature, served as the asset NAME.minisig.
+ * Every request is recorded so tests can assert what was asked
  * (conditional headers, Accept, where the token went).
  */
 
@@ -18,6 +19,20 @@ export interface FakeAsset {
   /** Also advertise GitHub's `digest` field. */
   withDigest?: boolean;
   updatedAt?: string;
+  /**
+   * Its signature, listed and served as a release asset of its own named NAME.minisig (or NAME + `suffix`), as a
+   * publisher uploads it beside the file.
+   */
+  signature?: { id: number; text: string; suffix?: ".minisig" | ".sig"; failStatus?: number };
+}
+
+/** The release assets as GitHub lists them: each asset, then its signature file when it has one. */
+export function listedAssets(r: FakeRelease): FakeAsset[] {
+  return r.assets.flatMap((a) =>
+    a.signature
+      ? [a, { id: a.signature.id, name: a.name + (a.signature.suffix ?? ".minisig"), bytes: new TextEncoder().encode(a.signature.text), failStatus: a.signature.failStatus }]
+      : [a],
+  );
 }
 
 export interface FakeRelease {
@@ -73,7 +88,7 @@ export function startFakeGitHub(options: { releases: FakeRelease[]; perPage?: nu
     requests.push({ host, method: req.method, path: url.pathname + url.search, headers: Object.fromEntries(req.headers), status });
   };
   const findAsset = (id: number) => {
-    for (const r of state.releases) for (const a of r.assets) if (a.id === id) return { release: r, asset: a };
+    for (const r of state.releases) for (const a of listedAssets(r)) if (a.id === id) return { release: r, asset: a };
     return null;
   };
 
@@ -122,7 +137,7 @@ export function startFakeGitHub(options: { releases: FakeRelease[]; perPage?: nu
             prerelease: r.prerelease ?? false,
             created_at: r.publishedAt ?? "2025-01-01T00:00:00Z",
             published_at: r.publishedAt ?? "2025-01-01T00:00:00Z",
-            assets: r.assets.map((a) => ({
+            assets: listedAssets(r).map((a) => ({
               id: a.id,
               name: a.name,
               size: a.advertisedSize ?? a.bytes.length,
@@ -160,7 +175,7 @@ export function startFakeGitHub(options: { releases: FakeRelease[]; perPage?: nu
       if (dl) {
         const name = decodeURIComponent(dl[1]);
         for (const r of state.releases) {
-          const a = r.assets.find((x) => x.name === name);
+          const a = listedAssets(r).find((x) => x.name === name);
           if (!a) continue;
           if (a.failStatus) return reply(a.failStatus, "boom");
           return reply(302, null, { location: `${storageUrl}/blobs/${a.id}` });
@@ -201,7 +216,7 @@ export function startFakeGitHub(options: { releases: FakeRelease[]; perPage?: nu
     },
     downloadsOf(name) {
       const ids = new Set<number>();
-      for (const r of state.releases) for (const a of r.assets) if (a.name === name) ids.add(a.id);
+      for (const r of state.releases) for (const a of listedAssets(r)) if (a.name === name) ids.add(a.id);
       return requests.filter(
         (q) =>
           (q.host === "storage" && [...ids].some((id) => q.path === `/blobs/${id}`)) ||

@@ -18,6 +18,7 @@ import type { Mirror } from "./mirror";
 import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
 import type { DownloadRepository } from "./download-repository";
 import { assetSource } from "../releases/classify";
+import { isOffered } from "../releases/signed-offer";
 
 export interface DownloadDeps {
   store: ReleaseRepository;
@@ -29,6 +30,11 @@ export interface DownloadDeps {
   now: () => number;
   fetch: typeof fetch;
   log: Logger;
+  /**
+   * GANTRY_RELEASE_PUBLIC_KEY is set: a synced asset not yet mirrored with a verified signature gets no link and
+   * its links serve nothing (releases/signed-offer.ts), so unchecked bytes are never proxied or pulled through.
+   */
+  requireSignatures?: boolean;
 }
 
 const PURGE_EVERY_MS = 60_000;
@@ -79,6 +85,9 @@ export class DownloadService {
     }
     const asset = await this.deps.store.getAsset(id);
     if (!asset) throw new AppError("not_found", `No asset ${id}.`, { param: "assetId" });
+    if (!isOffered(asset, this.deps.requireSignatures === true)) {
+      throw new AppError("not_found", `Asset ${id} cannot be downloaded: its signature has not been verified yet.`, { param: "assetId" });
+    }
     if (assetSource(asset) === "unavailable") {
       throw new AppError("not_found", `Asset ${id} cannot be downloaded: it is neither mirrored nor available upstream.`, { param: "assetId" });
     }
@@ -94,7 +103,9 @@ export class DownloadService {
     if (!isWellFormedToken(token)) return errorResponse(new AppError("not_found", TOKEN_REASON_TEXT.unknown));
     const signer = await this.signer();
     const claims = signer.open(token, client);
-    const asset = claims ? await store.getAsset(claims.assetId) : null;
+    const found = claims ? await store.getAsset(claims.assetId) : null;
+    // Withheld (not yet verified) reads as no longer there: the link names bytes not offered now.
+    const asset = found && isOffered(found, this.deps.requireSignatures === true) ? found : null;
     const now = this.deps.now();
     this.purgeNowAndThen(now);
     const verdict = judgeToken(claims, asset?.sha256 ?? null, now);

@@ -23,11 +23,11 @@ export interface ReleaseRoutesDeps {
   config: Pick<Config, "publicUrl" | "trustedProxies">;
   /** Documents are rebuilt when the releases change (by this process, another one, or the CLI). */
   changes: Pick<ChangeFeed, "version">;
-  releases: Pick<ReleaseServices, "store" | "downloads">;
+  releases: Pick<ReleaseServices, "offered" | "downloads">;
 }
 
 export function releaseRoutes(deps: ReleaseRoutesDeps) {
-  const { store, downloads } = deps.releases;
+  const { offered, downloads } = deps.releases;
   const documents = new DocumentCache(() => deps.changes.version("releases"));
   return (
     new Elysia({ name: "site-releases" })
@@ -41,7 +41,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
         const baseUrl = publicBaseUrl(request, deps.config);
         const ctx = { baseUrl, heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS, onlineWindowSeconds: ONLINE_WINDOW_SECONDS };
         const variants = documents.getValue(`latest\n${baseUrl}\n${q.platform ?? ""}\n${q.arch ?? ""}\n${q.fileType ?? ""}`, async () =>
-          renderVariants(planLatest(await store.list(), q), (r) => buildLatestDocument(r, q, ctx)),
+          renderVariants(planLatest(await offered(), q), (r) => buildLatestDocument(r, q, ctx)),
         );
         return whenReady(variants, (v) => variantReply(request, query, v));
       })
@@ -53,7 +53,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
       .get("/update/latest.json", ({ request, query }) => {
         const baseUrl = publicBaseUrl(request, deps.config);
         const variants = documents.getValue(`manifest\n${baseUrl}`, async () =>
-          renderVariants(planLegacyManifest(await store.list()), (r) => buildLegacyManifestOf(r, { baseUrl })),
+          renderVariants(planLegacyManifest(await offered()), (r) => buildLegacyManifestOf(r, { baseUrl })),
         );
         return whenReady(variants, (v) => {
           const m = v.staged.length === 0 ? v.base : pickRendered(v, clientIdOf(request, query));

@@ -9,7 +9,8 @@ import { guardedFetch } from "../downloads/fetch-guard";
 import type { Mirror } from "../downloads/mirror";
 import { parsePublicKeySetting } from "./minisign";
 import { ReleaseCatalog } from "./release-catalog";
-import type { ReleaseRepository } from "./release-repository";
+import type { ReleaseRecord, ReleaseRepository } from "./release-repository";
+import { offeredReleases } from "./signed-offer";
 import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service";
 
 export interface ReleaseServices {
@@ -21,6 +22,11 @@ export interface ReleaseServices {
   catalog: ReleaseCatalog;
   /** Token minting and `/dl/{token}` serving. */
   downloads: DownloadService;
+  /**
+   * The releases as the documents offer them: with GANTRY_RELEASE_PUBLIC_KEY set, without the synced assets whose
+   * bytes are not yet mirrored with a verified signature (signed-offer.ts).
+   */
+  offered(): Promise<ReleaseRecord[]>;
   /** GitHub Releases sync (single flight). */
   sync: ReleaseSync;
   /** The sync the settings describe (`syncGithub`, `syncApiUrl`, `syncToken`, `syncPrereleases`), or null when unset. */
@@ -41,8 +47,9 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
     allowedHosts: ctx.config.allowedFetchHosts,
     onRefused: (host, reason) => ctx.log.warn("fetch refused", { host, reason }),
   });
-  const downloads = new DownloadService({ store, tokens: ctx.downloads, meta: ctx.meta, mirror, config: ctx.config, now: ctx.now, fetch, log: ctx.log });
-  const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch });
+  const requireSignatures = publicKey !== null;
+  const downloads = new DownloadService({ store, tokens: ctx.downloads, meta: ctx.meta, mirror, config: ctx.config, now: ctx.now, fetch, log: ctx.log, requireSignatures });
+  const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch, publicKey });
   const timers: Array<ReturnType<typeof setTimeout>> = [];
   const abort = new AbortController();
 
@@ -68,6 +75,7 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
     mirror,
     catalog,
     downloads,
+    offered: async () => offeredReleases(await store.list(), requireSignatures),
     sync,
     configuredSync,
     start() {

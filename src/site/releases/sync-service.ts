@@ -10,19 +10,26 @@
  *   and the remembered ETags only move forward with a successful apply.
  * - A failing asset does not stop the others; it keeps its upstream address (so it is proxied meanwhile),
  *   records the error, and is retried by the next sync.
+ * - Signatures (sync-asset.ts): an asset's `NAME.minisig` / `NAME.sig` on the release is fetched with it and stored
+ *   with its bytes. With GANTRY_RELEASE_PUBLIC_KEY set it must verify against them, and until it has, the asset is
+ *   offered nowhere, not even by its upstream address (signed-offer.ts).
  */
 import { randomBytes } from "node:crypto";
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
 import type { MetaRepository } from "../../store/meta-repository";
 import { processTag } from "../../store/process-owner";
-import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
+import { DownloadFetchError } from "../downloads/download-fetch";
 import { isHttpUrl } from "../downloads/http-url";
 import { MirrorWriteError, type Mirror } from "../downloads/mirror";
-import type { AssetRecord, ReleaseRepository } from "./release-repository";
-import { credentials, isValidRepo, listReleases, type GitHubSource, type PageState } from "./sync-github";
+import type { MinisignPublicKey } from "./minisign";
+import type { AssetRecord, AssetSource, ReleaseRepository } from "./release-repository";
+import { servedMeanwhile } from "./signed-offer";
+import { mirrorAsset } from "./sync-asset";
+import { isValidRepo, listReleases, type GitHubSource, type PageState } from "./sync-github";
 import { planSync } from "./sync-plan";
 import { silentProgress, type ProgressReporter } from "./sync-progress";
+import { SignatureRefused } from "./sync-signature";
 
 export interface SyncOptions {
   /** `owner/repo`. */
@@ -53,7 +60,13 @@ export interface SyncReport {
   downloaded: Array<{ version: string; name: string; bytes: number }>;
   /** Assets whose bytes were already in the mirror (same digest): linked without a download. */
   reused: Array<{ version: string; name: string }>;
-  failed: Array<{ version: string; name: string; error: string }>;
+  /**
+   * `meanwhile`: how the asset is served until a later sync succeeds: by its upstream address (`proxy`), the bytes
+   * mirrored before (`mirror`), not at all (`unavailable`), or left out of every document (`withheld`: with
+   * GANTRY_RELEASE_PUBLIC_KEY, until its bytes are mirrored with a verified signature). Absent in reports of older
+   * versions.
+   */
+  failed: Array<{ version: string; name: string; error: string; meanwhile?: AssetSource | "withheld" }>;
   skipped: Array<{ tag: string; reason: string }>;
   error: string | null;
 }
@@ -65,6 +78,8 @@ export interface SyncDeps {
   log: Logger;
   now: () => number;
   fetch: typeof fetch;
+  /** GANTRY_RELEASE_PUBLIC_KEY: every synced asset's signature must verify with it. Null: carried unchecked. */
+  publicKey?: MinisignPublicKey | null;
 }
 
 export const DEFAULT_GITHUB_API = "https://api.github.com";
@@ -148,7 +163,9 @@ export class ReleaseSync {
       error: null,
     };
     // Remembered per source and pre-release policy: switching --prereleases must re-read every page.
-    const stateKey = `releases.sync.pages:${options.apiUrl}|${options.repo}|${options.prereleases ? 1 : 0}`;
+    // `v2`: plans since signatures were paired (sync-plan.ts) read every page once more, so assets synced before
+    // learn of the signatures beside them without waiting for their release to change.
+    const stateKey = `releases.sync.pages.v2:${options.apiUrl}|${options.repo}|${options.prereleases ? 1 : 0}`;
     const previous = readPages(await meta.get(stateKey));
 
     let listed;
@@ -195,62 +212,50 @@ export class ReleaseSync {
   }
 
   private async mirrorPending(source: GitHubSource, options: SyncOptions, report: SyncReport): Promise<void> {
-    const { store, mirror } = this.deps;
+    const { store, mirror, log } = this.deps;
+    const publicKey = this.deps.publicKey ?? null;
     const progress = options.progress ?? silentProgress;
+    const assetDeps = { mirror, fetch: this.deps.fetch, publicKey, isShaReferenced: (sha: string) => store.isShaReferenced(sha) };
     for (const asset of await store.pendingMirrorAssets()) {
       if (options.signal?.aborted) break;
       const version = (await store.getById(asset.releaseId))?.version ?? "?";
-      const expectedHex = asset.remoteDigest?.replace(/^sha256:/, "") ?? null;
-      // Same digest already mirrored (another release ships the same file): no download needed.
-      if (expectedHex && (await mirror.has(expectedHex))) {
-        await this.markMirrored(asset, expectedHex, asset.remoteSize ?? asset.size ?? 0);
-        report.reused.push({ version, name: asset.name });
-        continue;
-      }
-      const url = source.token && asset.remoteApiUrl ? asset.remoteApiUrl : (asset.upstreamUrl ?? asset.remoteApiUrl);
-      const expectedSize = asset.remoteSize ?? asset.size;
-      progress.start(`${version} ${asset.name}`, expectedSize);
+      progress.start(`${version} ${asset.name}`, asset.remoteSize ?? asset.size);
       try {
-        if (!url) throw new DownloadFetchError("the asset has no download address");
-        const res = await fetchFollowingRedirects(url, {
-          fetch: this.deps.fetch,
-          // GitHub answers the API asset URL with a redirect or the bytes only when asked for octet-stream.
-          headers: { accept: "application/octet-stream", "user-agent": "gantry-release-sync" },
-          ...credentials(source),
-          signal: options.signal,
-          idleTimeoutMs: 120_000,
-        });
-        if (res.status !== 200) {
-          await res.body?.cancel().catch(() => {});
-          throw new DownloadFetchError(`the download answered ${res.status}`, res.status);
-        }
-        if (!res.body) throw new DownloadFetchError("the download has no body");
-        const stored = await mirror.put(res.body, {
-          expectedSize,
-          expectedSha256: expectedHex,
-          signal: options.signal,
-          onProgress: (n) => progress.update(n),
-        });
-        await this.markMirrored(asset, stored.sha256, stored.size);
-        report.downloaded.push({ version, name: asset.name, bytes: stored.size });
-        progress.finish(true, `${stored.size} bytes, sha256 ${stored.sha256.slice(0, 12)}…`);
+        const done = await mirrorAsset(asset, source, assetDeps, { signal: options.signal, onProgress: (n) => progress.update(n) });
+        await this.markMirrored(asset, done.sha256, done.size, done.signature);
+        if (done.reused) report.reused.push({ version, name: asset.name });
+        else report.downloaded.push({ version, name: asset.name, bytes: done.size });
+        const signed = done.signature ? (publicKey ? ", signature verified" : ", signature carried") : "";
+        progress.finish(true, `${done.reused ? "already mirrored" : `${done.size} bytes`}, sha256 ${done.sha256.slice(0, 12)}…${signed}`);
       } catch (err) {
         const message =
-          err instanceof DownloadFetchError || err instanceof MirrorWriteError ? err.message : `download failed: ${(err as Error).message}`;
+          err instanceof DownloadFetchError || err instanceof MirrorWriteError || err instanceof SignatureRefused
+            ? err.message
+            : `download failed: ${(err as Error).message}`;
         await store.updateAsset(asset.id, { mirrorError: message });
-        report.failed.push({ version, name: asset.name, error: message });
+        const meanwhile = servedMeanwhile((await store.getAsset(asset.id)) ?? asset, publicKey !== null);
+        report.failed.push({ version, name: asset.name, error: message, meanwhile });
         progress.finish(false, message);
-        this.deps.log.warn("asset not mirrored; it keeps its upstream address", { version, asset: asset.name, error: message });
+        log.warn(MEANWHILE_LOG[meanwhile], { version, asset: asset.name, error: message });
       }
     }
   }
 
-  private async markMirrored(asset: AssetRecord, sha256: string, size: number): Promise<void> {
+  private async markMirrored(asset: AssetRecord, sha256: string, size: number, signature: string | null): Promise<void> {
     const old = asset.mirrored ? asset.sha256 : "";
-    await this.deps.store.updateAsset(asset.id, { sha256, size, mirrored: true, mirrorPending: false, mirrorError: null });
+    // The signature belongs to these bytes: stored with them, replacing (or clearing) the one of the bytes before.
+    await this.deps.store.updateAsset(asset.id, { sha256, size, mirrored: true, mirrorPending: false, mirrorError: null, signature });
     if (old && old !== sha256 && !(await this.deps.store.isShaReferenced(old))) void this.deps.mirror.remove(old);
   }
 }
+
+/** The log line of an asset sync could not finish, by how it is served meanwhile (no addresses, no token). */
+const MEANWHILE_LOG: Record<AssetSource | "withheld", string> = {
+  proxy: "asset not mirrored; it keeps its upstream address",
+  mirror: "asset not updated; the bytes mirrored before are still served",
+  unavailable: "asset not mirrored; it cannot be downloaded meanwhile",
+  withheld: "asset not offered: its bytes are not mirrored with a verified signature (GANTRY_RELEASE_PUBLIC_KEY)",
+};
 
 function readPages(raw: string | null): PageState[] {
   if (!raw) return [];
