@@ -211,6 +211,17 @@ describe("with GANTRY_RELEASE_PUBLIC_KEY: only assets mirrored with a verified s
     expect(res.status).toBe(200);
     expect(sha256(new Uint8Array(await res.arrayBuffer()))).toBe(sha256(dmg));
   });
+
+  test("new bytes of an offered file that do not verify leave the verified bytes before offered", async () => {
+    const exeAsset = gh.releases[0].assets.find((a) => a.name === "App-2.0.0-x64-setup.exe")!;
+    const newer = bytesOf("exe2 rebuilt", 81_000);
+    Object.assign(exeAsset, { bytes: newer, updatedAt: "2025-03-01T00:00:00Z", signature: { id: 2102, text: sign(bytesOf("something else", 10)) } });
+    const report = await run();
+    expect(report.failed.find((f) => f.name === "App-2.0.0-x64-setup.exe")).toMatchObject({ meanwhile: "mirror", error: expect.stringContaining("does not match") });
+    expect(await g.deps.releases.mirror.has(sha256(newer))).toBe(false);
+    const offered = byName(await latest())["App-2.0.0-x64-setup.exe"];
+    expect(offered).toMatchObject({ source: "mirror", sha256: `sha256:${sha256(exe)}`, signature: b64(exeSig) });
+  });
 });
 
 describe("gantry releases sync (CLI) with --release-public-key", () => {
