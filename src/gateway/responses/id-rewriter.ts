@@ -13,6 +13,8 @@ import { newId } from "./conversation";
 export class IdRewriter {
   /** Upstream id -> the pair quoted as in JSON: `"old"` and Gantry's `"fresh"`. */
   private readonly ids = new Map<string, [string, string]>();
+  /** Item ids as they appear in a delta's JSON text: `"item_id":"old"` and `"item_id":"fresh"`, newest first. */
+  private itemIdFields: Array<[string, string]> = [];
   responseId: string | null = null;
 
   constructor(
@@ -26,6 +28,7 @@ export class IdRewriter {
     const fresh = newId(prefix);
     this.ids.set(old, [JSON.stringify(old), JSON.stringify(fresh)]);
     if (prefix === "resp" && this.responseId === null) this.responseId = fresh;
+    else this.itemIdFields.unshift(['"item_id":' + JSON.stringify(old), '"item_id":' + JSON.stringify(fresh)]);
   }
 
   private itemPrefix(id: string): string {
@@ -69,6 +72,19 @@ export class IdRewriter {
     if (ev.item !== undefined || ev.response_id !== undefined) return this.apply(text, false);
     const pair = typeof ev.item_id === "string" ? this.ids.get(ev.item_id) : undefined;
     return pair ? replaceLiteral(text, pair[0], pair[1]) : text;
+  }
+
+  /**
+   * A delta's JSON text (unparsed) with its `item_id` replaced, or null when its id is not found in the compact form
+   * (`"item_id":"…"`, what OpenAI and Gantry's simulator write): the caller then parses it and uses applyToEvent.
+   * The item being streamed is the newest one learnt, so the first field tried is nearly always the one.
+   */
+  applyToDeltaText(text: string): string | null {
+    for (const [old, fresh] of this.itemIdFields) {
+      const at = text.indexOf(old);
+      if (at >= 0) return text.slice(0, at) + fresh + text.slice(at + old.length);
+    }
+    return text.includes('"item_id"') ? null : text;
   }
 
   /** A whole response object, rewritten the same way (once per response, for storing and non-streamed replies). */

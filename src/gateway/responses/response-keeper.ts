@@ -7,6 +7,7 @@ import type { JsonObject, OutputItem, ResponseObject, ResponsesStreamEvent } fro
 import { TERMINAL_EVENT_TYPES } from "../responses-types";
 import type { Conversation } from "./conversation";
 import { IdRewriter } from "./id-rewriter";
+import type { DeltaEvent } from "../stream/stream-event";
 import type { StoredResponseRepository } from "./stored-response-repository";
 
 const DAY_MS = 86_400_000;
@@ -79,6 +80,11 @@ export class ResponseKeeper {
     const out = this.ids.applyToEvent(ev, json);
     if (this.collector && this.collector.finalJson === null && TERMINAL_EVENT_TYPES.has(ev.type)) this.collector.finalJson = out;
     return out;
+  }
+
+  /** A delta's text as the caller must see it (Gantry's item id), parsed only when its id is not found as text. */
+  rewriteDelta(e: DeltaEvent): string {
+    return this.ids.applyToDeltaText(e.data) ?? this.ids.applyToEvent(e.ev, e.data);
   }
 
   /** Stores the streamed response if it finished (completed or incomplete); resolves once it is committed. */

@@ -7,16 +7,14 @@ import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, requireModel } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
-import { IDLE, UpstreamEventSource } from "../stream/event-source";
+import { UpstreamEventSource } from "../stream/event-source";
 import { outputBoundFor } from "../stream/output-bound";
-import { mapStreamFailure, upstreamStreamError } from "../stream/failure";
 import { normalizeResponsesRequest } from "../translate/normalize";
 import { functionToolNames } from "../stream/tool-markup";
-import { SSE_DONE, SSE_KEEPALIVE, encodeData } from "../stream/sse/encode";
-import { createResponsesStreamRewriter } from "../stream/stream-rewrite";
+import { pipelineResponse } from "../stream/pipeline";
+import { ChatSink } from "../stream/sinks/chat-sink";
 import { chatToResponses } from "../translate/chat-to-responses";
 import { responsesToChat } from "../translate/responses-to-chat";
-import { createChatStreamTranslator } from "../translate/stream-to-chat";
 
 function chatId(): string {
   return "chatcmpl-" + crypto.randomUUID().replaceAll("-", "").slice(0, 24);
@@ -66,78 +64,5 @@ function streamChunks(
   toolNames: Set<string>,
   ctx: { id: string; created: number; model: string; includeUsage: boolean },
 ): Response {
-  const rewriter = createResponsesStreamRewriter({ toolNames });
-  const translator = createChatStreamTranslator(ctx);
-  const encodeAll = (objs: object[]) => {
-    let out = "";
-    for (const o of objs) out += encodeData(o);
-    return out;
-  };
-
-  async function* body(): AsyncGenerator<string> {
-    call.streamStarted = true;
-    const stall = deps.stalls.track(() => call.stalled());
-    let status = 200;
-    let errorCode: string | null = null;
-    let held = "";
-    try {
-      for await (const batch of source.read()) {
-        if (batch === IDLE) {
-          stall.waiting = true;
-          stall.chunks++;
-          yield SSE_KEEPALIVE;
-          stall.waiting = false;
-          continue;
-        }
-        let out = "";
-        for (const { ev } of batch) for (const o of rewriter.push(ev)) out += encodeAll(translator.push(o));
-        // The batch with the terminal event waits for the ledger commit below, with [DONE].
-        if (source.terminal) held += out;
-        else if (out) {
-          stall.waiting = true;
-          stall.chunks++;
-          yield out;
-          stall.waiting = false;
-        }
-      }
-      let out = held;
-      for (const o of rewriter.finish()) out += encodeAll(translator.push(o));
-      const failure = source.endFailure;
-      // The upstream's own error was already translated into an error frame; a stream that just stopped gets one
-      // saying so, with the same code a non-streaming caller would get.
-      if (failure && !source.failure) {
-        out += encodeAll(translator.fail({ message: failure.message, type: "upstream_error", code: failure.code }));
-      }
-      out += encodeAll(translator.finish());
-      if (failure) {
-        errorCode = failure.code;
-        status = mapStreamFailure(failure.code, failure.message).status;
-      }
-      await call.finish(status, errorCode, source.usage);
-      // Not billed, not delivered: an error frame instead of the end of the answer.
-      if (call.unrecorded) out = encodeAll([{ error: { message: GatewayCall.UNRECORDED.message, type: "service_unavailable", code: GatewayCall.UNRECORDED.code, param: null } }]);
-      yield out + SSE_DONE;
-    } catch (err) {
-      if (call.upstreamAbort.signal.aborted) {
-        status = 499;
-        errorCode = "client_closed";
-        return;
-      }
-      const e = upstreamStreamError(err);
-      status = e.status;
-      errorCode = e.code;
-      await call.finish(status, errorCode, source.usage);
-      yield held + encodeAll(translator.fail({ message: e.message, type: e.type, code: e.code })) + SSE_DONE;
-    } finally {
-      deps.stalls.untrack(stall);
-      // After the terminal event the source has already released the upstream body; aborting then only costs.
-      if (!source.terminal) call.upstreamAbort.abort();
-      // Unsettled and still "200" here: the server abandoned the body at a yield, because the caller went away
-      // mid-stream. It is charged for what was produced until then (estimated when no usage came).
-      call.finish(status === 200 && errorCode === null ? 499 : status, errorCode ?? "client_closed", source.usage);
-    }
-  }
-
-  call.settleIfStreamNeverStarts();
-  return new Response(body() as unknown as BodyInit, { status: 200, headers: call.headers(SSE_HEADERS) });
+  return pipelineResponse(call, source, new ChatSink(source, toolNames, ctx), deps.stalls, 200, call.headers(SSE_HEADERS));
 }

@@ -7,16 +7,15 @@ import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
-import { IDLE, UpstreamEventSource } from "../stream/event-source";
+import { UpstreamEventSource } from "../stream/event-source";
 import { outputBoundFor } from "../stream/output-bound";
-import { failedResponseEvent, mapStreamFailure } from "../stream/failure";
 import { normalizeResponsesRequest } from "../translate/normalize";
 import { relayRaw } from "../stream/raw-relay";
-import type { JsonObject, ResponsesRequest, ResponsesStreamEvent } from "../responses-types";
+import type { JsonObject, ResponsesRequest } from "../responses-types";
 import { buildConversation } from "../responses/conversation";
 import { ResponseKeeper } from "../responses/response-keeper";
-import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../stream/sse/encode";
-import { createResponsesStreamRewriter } from "../stream/stream-rewrite";
+import { pipelineResponse } from "../stream/pipeline";
+import { ResponsesSink } from "../stream/sinks/responses-sink";
 import { functionToolNames } from "../stream/tool-markup";
 
 export function isRawMode(headers: Headers): boolean {
@@ -81,87 +80,5 @@ function continued(body: JsonObject, input: JsonObject[]): JsonObject {
 }
 
 function streamToCaller(deps: GatewayDeps, call: GatewayCall, source: UpstreamEventSource, toolNames: Set<string>, keeper: ResponseKeeper | null): Response {
-  const rewriter = createResponsesStreamRewriter({ toolNames });
-  let lastSequence = -1;
-  const encode = (ev: ResponsesStreamEvent, rawData: string | null): string => {
-    if (typeof ev.sequence_number === "number") lastSequence = ev.sequence_number;
-    // An event the rewriter left alone is forwarded with its original JSON text, no re-serialisation, when that
-    // text fits one `data:` line: upstream JSON spread over several data lines (joined with LF by the decoder)
-    // would otherwise lose its framing.
-    const json = rawData !== null && !rawData.includes("\n") ? rawData : null;
-    if (!keeper) return json !== null ? frameEvent(ev.type, json) : encodeEvent(ev);
-    // Kept: Gantry's ids, replaced in the event's JSON text before it is framed.
-    keeper.see(ev);
-    return frameEvent(ev.type, keeper.rewrite(ev, json ?? JSON.stringify(ev)));
-  };
-
-  async function* body(): AsyncGenerator<string> {
-    call.streamStarted = true;
-    const stall = deps.stalls.track(() => call.stalled());
-    let status = 200;
-    let errorCode: string | null = null;
-    let held = "";
-    try {
-      for await (const batch of source.read()) {
-        if (batch === IDLE) {
-          stall.waiting = true;
-          stall.chunks++;
-          yield SSE_KEEPALIVE;
-          stall.waiting = false;
-          continue;
-        }
-        let out = "";
-        for (const { sse, ev } of batch) {
-          for (const o of rewriter.push(ev)) out += encode(o, o === ev ? sse.data : null);
-        }
-        // The batch with the terminal event waits for the ledger commit below.
-        if (source.terminal) held += out;
-        else if (out) {
-          stall.waiting = true;
-          stall.chunks++;
-          yield out;
-          stall.waiting = false;
-        }
-      }
-      let out = held;
-      for (const o of rewriter.finish()) out += encode(o, null);
-      const failure = source.endFailure;
-      if (failure) {
-        // No terminal event: the caller still gets one, a response.failed with the next sequence number,
-        // carrying the upstream's own error when it sent one.
-        if (!source.terminal) out += encode(failedResponseEvent(source.snapshot, lastSequence + 1, failure.code, failure.message, call.startedAtMs), null);
-        errorCode = failure.code;
-        status = mapStreamFailure(failure.code, failure.message).status;
-      }
-      // Kept before the caller gets the end of it (a follow-up naming this response finds it), and before the
-      // ledger's commit, whose fsync covers both.
-      if (keeper && !failure) await keeper.keepStreamed();
-      await call.finish(status, errorCode, source.usage);
-      // Not billed, not delivered: the caller gets a failure instead of the end of the answer.
-      if (call.unrecorded) out = encode(failedResponseEvent(source.snapshot, lastSequence + 1, GatewayCall.UNRECORDED.code, GatewayCall.UNRECORDED.message, call.startedAtMs), null);
-      if (out) yield out;
-    } catch (err) {
-      if (call.upstreamAbort.signal.aborted) {
-        // The caller went away: nothing more to say to it.
-        status = 499;
-        errorCode = "client_closed";
-        return;
-      }
-      const message = err instanceof Error ? err.message : String(err);
-      errorCode = "upstream_stream_error";
-      status = 502;
-      await call.finish(status, errorCode, source.usage);
-      yield held + encode(failedResponseEvent(source.snapshot, lastSequence + 1, errorCode, `The upstream stream failed: ${message}`, call.startedAtMs), null);
-    } finally {
-      deps.stalls.untrack(stall);
-      // After the terminal event the source has already released the upstream body; aborting then only costs.
-      if (!source.terminal) call.upstreamAbort.abort();
-      // Unsettled and still "200" here: the server abandoned the body at a yield, because the caller went away
-      // mid-stream. It is charged for what was produced until then (estimated when no usage came).
-      call.finish(status === 200 && errorCode === null ? 499 : status, errorCode ?? "client_closed", source.usage);
-    }
-  }
-
-  call.settleIfStreamNeverStarts();
-  return new Response(body() as unknown as BodyInit, { status: 200, headers: call.headers(SSE_HEADERS) });
+  return pipelineResponse(call, source, new ResponsesSink(call, source, toolNames, keeper), deps.stalls, 200, call.headers(SSE_HEADERS));
 }

@@ -4,22 +4,21 @@
  * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
  */
 import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
+import { classify, deltaBytesOf, parsedEvent, type UpstreamEvent } from "./stream-event";
 import { streamErrorOf, usageOf } from "./upstream-events";
 import { STREAM_ENDED_EARLY } from "./failure";
+import { IDLE, type PipelineSource } from "./pipeline";
 import type { OutputBound } from "./output-bound";
 import type { UsageMeter } from "../call";
 import type { TokenCounts } from "../usage/settle";
 import { tokensOfBytes } from "../limits/quota";
 import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
 
-export const IDLE = Symbol("idle");
+export { IDLE } from "./pipeline";
 
-export interface UpstreamEvent {
-  sse: SseEvent;
-  ev: ResponsesStreamEvent;
-}
+export type { UpstreamEvent } from "./stream-event";
 
-export class UpstreamEventSource implements UsageMeter {
+export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamEvent[]> {
   terminal: ResponsesStreamEvent | null = null;
   usage: ResponsesUsage | null = null;
   /** The first in-band failure (`error` event or `response.failed`). */
@@ -40,6 +39,10 @@ export class UpstreamEventSource implements UsageMeter {
     /** The request as sent upstream (its size estimates the input when the upstream reports no usage). */
     private readonly sentJson = "",
   ) {}
+
+  get ended(): boolean {
+    return this.terminal !== null;
+  }
 
   /** The tokens produced so far, estimated: for a call cut before the upstream reported its usage. */
   estimate(): TokenCounts {
@@ -121,18 +124,25 @@ export class UpstreamEventSource implements UsageMeter {
     for (const sse of events) {
       // Nothing after the terminal event belongs to the response (a trailing [DONE], or noise).
       if (this.terminal) break;
-      const ev = parseStreamEvent(sse);
-      if (ev === "done") continue;
       if (this.bound) {
+        // The bound counts and cuts every delta: each event is read whole.
+        const ev = parseStreamEvent(sse);
+        if (ev === "done") continue;
         for (const passed of this.bound.pass(ev)) {
           this.observe(passed);
           // An event the bound cut or made has no upstream text of its own.
-          out.push({ sse: passed === ev ? sse : { event: passed.type, data: JSON.stringify(passed) }, ev: passed });
+          out.push(parsedEvent(passed, passed === ev ? sse.data : null));
         }
         continue;
       }
-      this.observe(ev);
-      out.push({ sse, ev });
+      const e = classify(sse);
+      if (e === "done") continue;
+      if (e.kind === "delta") {
+        // Deltas stay unparsed: their size is read from the text, their number follows the previous event's.
+        this.outputBytes += deltaBytesOf(e.data);
+        if (this.lastSequence >= 0) this.lastSequence++;
+      } else this.observe(e.ev);
+      out.push(e);
     }
     return out;
   }

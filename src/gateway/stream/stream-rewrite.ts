@@ -16,8 +16,15 @@ import {
   type ResponsesStreamEvent,
 } from "../responses-types";
 import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece, type ToolMarkupCleaner } from "./tool-markup";
+import { TEXT_DELTA, mayHoldMarkup, type DeltaEvent } from "./stream-event";
 
 export interface ResponsesStreamRewriter {
+  /**
+   * Whether a delta goes to the caller exactly as the upstream sent it, without being parsed: true while the
+   * stream is unchanged and the delta cannot carry markup. A skipped delta is remembered, and replayed (parsed)
+   * if a later text delta needs the text before it.
+   */
+  skips(e: DeltaEvent): boolean;
   push(ev: ResponsesStreamEvent): ResponsesStreamEvent[];
   /** End of the upstream stream: releases text still withheld, for a stream that stopped without a terminal event. */
   finish(): ResponsesStreamEvent[];
@@ -85,7 +92,8 @@ export function createResponsesStreamRewriter(options: {
   function pass(ev: ResponsesStreamEvent): ResponsesStreamEvent {
     const u = ev.output_index;
     if (!changed) {
-      if (typeof ev.sequence_number === "number") nextSeq = ev.sequence_number + 1;
+      // A maximum: a replayed (skipped) delta is older than the events already passed.
+      if (typeof ev.sequence_number === "number" && ev.sequence_number >= nextSeq) nextSeq = ev.sequence_number + 1;
       if (typeof u === "number" && u > maxSeen) maxSeen = u;
       return ev;
     }
@@ -192,7 +200,8 @@ export function createResponsesStreamRewriter(options: {
   function onDelta(ev: ResponsesStreamEvent): ResponsesStreamEvent[] {
     const u = ev.output_index;
     const delta = ev.delta;
-    if (typeof u !== "number" || typeof delta !== "string") return [pass(ev)];
+    // An empty delta carries nothing to clean: passed as it came (dropping it would renumber the rest of the stream).
+    if (typeof u !== "number" || typeof delta !== "string" || delta === "") return [pass(ev)];
     const part = partAt(u, typeof ev.content_index === "number" ? ev.content_index : 0, ev.item_id);
     if (part.cleaner === null) return [pass(ev)];
     const pieces = part.cleaner.push(delta);
@@ -349,20 +358,42 @@ export function createResponsesStreamRewriter(options: {
     return result;
   }
 
+  /** Deltas forwarded unparsed, in order, for a replay when a later text delta needs the text of its part. */
+  let skipped: DeltaEvent[] = [];
+
+  function push(ev: ResponsesStreamEvent): ResponsesStreamEvent[] {
+    switch (ev.type) {
+      case "response.output_text.delta":
+        return onDelta(ev);
+      case "response.output_text.done":
+        return onTextDone(ev);
+      case "response.content_part.done":
+        return onPartDone(ev);
+      case "response.output_item.done":
+        return onItemDone(ev);
+      default:
+        return TERMINAL_EVENT_TYPES.has(ev.type) ? onTerminal(ev) : [pass(ev)];
+    }
+  }
+
   return {
+    skips(e: DeltaEvent): boolean {
+      if (changed || (e.type === TEXT_DELTA && mayHoldMarkup(e.data))) return false;
+      skipped.push(e);
+      return true;
+    },
     push(ev: ResponsesStreamEvent): ResponsesStreamEvent[] {
-      switch (ev.type) {
-        case "response.output_text.delta":
-          return onDelta(ev);
-        case "response.output_text.done":
-          return onTextDone(ev);
-        case "response.content_part.done":
-          return onPartDone(ev);
-        case "response.output_item.done":
-          return onItemDone(ev);
-        default:
-          return TERMINAL_EVENT_TYPES.has(ev.type) ? onTerminal(ev) : [pass(ev)];
+      if (!changed && typeof ev.sequence_number === "number" && ev.sequence_number > nextSeq) nextSeq = ev.sequence_number;
+      if (ev.type === TEXT_DELTA && skipped.length > 0) {
+        // The parts these deltas belong to are rebuilt as if they had been read; what they produce was sent already.
+        const replay = skipped;
+        skipped = [];
+        const seq = nextSeq;
+        for (const e of replay) push(e.ev);
+        // Replayed after a change, they were renumbered into nothing: the numbering goes on where it was.
+        if (changed) nextSeq = seq;
       }
+      return push(ev);
     },
     finish(): ResponsesStreamEvent[] {
       const out: ResponsesStreamEvent[] = [];

@@ -1,0 +1,162 @@
+/**
+ * The one loop every gateway stream runs through, whatever the caller gets (Responses events, chat chunks, a
+ * collected object, the upstream's raw bytes): read the upstream, hand each batch to the sink, write what it
+ * returns; keep the connection alive while the upstream is silent; hold the batch that ends the reply until the
+ * ledger has committed the call (a reply received whole is always billed); settle exactly once, as 499 when the
+ * caller went away; abort the upstream when the reply ends early.
+ */
+import type { GatewayCall } from "../call";
+import type { StallWatch as FullStallWatch } from "./stall-watch";
+
+type StallWatch = Pick<FullStallWatch, "track" | "untrack">;
+import type { ResponsesUsage } from "../responses-types";
+
+export const IDLE = Symbol("idle");
+
+export type Output = string | Uint8Array;
+
+/** What the loop reads: batches of upstream events (or bytes), and what it learnt of the response so far. */
+export interface PipelineSource<B> {
+  read(): AsyncGenerator<B | typeof IDLE>;
+  /** True once the response's terminal event was read: the batch that carried it ends the reply. */
+  readonly ended: boolean;
+  /** The upstream body was read to its end (then nothing is left to abort). */
+  readonly drained?: boolean;
+  readonly usage: ResponsesUsage | null;
+  /** After the last batch: what went wrong in-band (the upstream's own failure, or a stream cut short), or null. */
+  readonly endFailure: { code: string; message: string } | null;
+}
+
+/** How a failure is recorded in the ledger, and what the caller is told in the reply's last bytes. */
+export interface FailureOutcome {
+  status: number;
+  code: string;
+  out: Output;
+}
+
+export interface PipelineSink<B> {
+  /** Written when the upstream has been silent for a keep-alive interval; null writes nothing. */
+  readonly keepAlive: Output | null;
+  /** The caller's bytes for one batch ("" for none). */
+  push(batch: B): Output;
+  /**
+   * After the last batch: the bytes that end the reply, and the status the ledger records for an in-band failure
+   * (with its code, when it is not the upstream's own).
+   */
+  end(failure: { code: string; message: string } | null): { out: Output; status: number; code?: string };
+  /** Done before the call is settled when the stream ended well (keeping the response). */
+  beforeSettle?(): Promise<void>;
+  /** What replaces the end when the call could not be recorded (its answer is withheld); null keeps the end. */
+  unrecorded(): Output | null;
+  /** A transport or protocol failure mid-stream: what is recorded and told; null rethrows it (raw callers). */
+  broken(err: unknown): FailureOutcome | null;
+  /** The ledger status of a stream that ended well (raw replies keep the upstream's). */
+  readonly okStatus?: number;
+  readonly okCode?: string | null;
+}
+
+/**
+ * Drives one stream to its end. Yields the caller's bytes; `stalls` watches a caller that stops reading (null for a
+ * collected reply, which yields nothing).
+ */
+export async function* runPipeline<B>(call: GatewayCall, source: PipelineSource<B>, sink: PipelineSink<B>, stalls: StallWatch | null): AsyncGenerator<Output> {
+  call.streamStarted = true;
+  const stall = stalls?.track(() => call.stalled()) ?? null;
+  let status = sink.okStatus ?? 200;
+  let errorCode: string | null = sink.okCode ?? null;
+  let held: Output[] = [];
+  let settled = false;
+  const it = source.read();
+  try {
+    for (;;) {
+      const next = await it.next();
+      if (next.done) break;
+      const batch = next.value;
+      let out: Output;
+      if (batch === IDLE) {
+        if (sink.keepAlive === null) continue;
+        out = sink.keepAlive;
+      } else out = sink.push(batch);
+      if (source.ended) {
+        // The reply's end waits for the ledger's commit below.
+        if (!isEmpty(out)) held.push(out);
+        break;
+      }
+      if (isEmpty(out)) continue;
+      if (stall) {
+        stall.waiting = true;
+        stall.chunks++;
+      }
+      yield out;
+      if (stall) stall.waiting = false;
+    }
+    const failure = source.endFailure;
+    const end = sink.end(failure);
+    if (!isEmpty(end.out)) held.push(end.out);
+    if (failure) {
+      errorCode = end.code ?? failure.code;
+      status = end.status;
+    } else if (sink.beforeSettle) await sink.beforeSettle();
+    await call.finish(status, errorCode, source.usage);
+    settled = true;
+    if (call.unrecorded) {
+      const instead = sink.unrecorded();
+      if (instead !== null) held = [instead];
+    }
+    for (const out of held) yield out;
+    held = [];
+    // Whatever follows the terminal event (raw callers get every byte): passed on as it comes.
+    for (;;) {
+      const next = await it.next();
+      if (next.done) break;
+      if (next.value === IDLE) continue;
+      const out = sink.push(next.value);
+      if (!isEmpty(out)) yield out;
+    }
+  } catch (err) {
+    if (call.upstreamAbort.signal.aborted) {
+      // The caller went away: nothing more to say to it.
+      status = 499;
+      errorCode = "client_closed";
+      return;
+    }
+    if (settled) throw err;
+    const outcome = sink.broken(err);
+    if (outcome === null) {
+      status = 502;
+      errorCode = "upstream_stream_error";
+      throw err;
+    }
+    status = outcome.status;
+    errorCode = outcome.code;
+    await call.finish(status, errorCode, source.usage);
+    for (const out of held) yield out;
+    if (!isEmpty(outcome.out)) yield outcome.out;
+  } finally {
+    if (stall) stalls!.untrack(stall);
+    // After the terminal event the source has released the upstream body already; aborting then only costs.
+    if (!source.ended && !source.drained) call.upstreamAbort.abort();
+    it.return(undefined).catch(() => {});
+    // Unsettled and still "ok" here: the server abandoned the body at a yield, because the caller went away
+    // mid-stream. It is charged for what was produced until then (estimated when no usage came).
+    const ok = errorCode === (sink.okCode ?? null) && status === (sink.okStatus ?? 200);
+    call.finish(ok ? 499 : status, ok ? "client_closed" : errorCode, source.usage);
+  }
+}
+
+function isEmpty(out: Output): boolean {
+  return out.length === 0;
+}
+
+/** A streamed reply driven by the pipeline: settled as the caller going away if the server never pulls it. */
+export function pipelineResponse<B>(call: GatewayCall, source: PipelineSource<B>, sink: PipelineSink<B>, stalls: StallWatch, status: number, headers: Record<string, string>): Response {
+  call.settleIfStreamNeverStarts();
+  return new Response(runPipeline(call, source, sink, stalls) as unknown as BodyInit, { status, headers });
+}
+
+/** Runs a stream whose sink gathers the reply (a collected response): nothing is written while it runs. */
+export async function drainPipeline<B>(call: GatewayCall, source: PipelineSource<B>, sink: PipelineSink<B>): Promise<void> {
+  for await (const _ of runPipeline(call, source, sink, null)) {
+    // A collecting sink returns no bytes.
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The chat SSE a `/v1/chat/completions` stream caller gets: the upstream's events, tool markup cleaned, translated
+ * into `chat.completion.chunk` frames, ending with `[DONE]` (after an error frame when the stream failed).
+ */
+import { GatewayCall } from "../../call";
+import type { ResponsesStreamEvent } from "../../responses-types";
+import { createChatStreamTranslator, type ChatStreamTranslatorOptions } from "../../translate/stream-to-chat";
+import { mapStreamFailure, upstreamStreamError } from "../failure";
+import type { UpstreamEventSource } from "../event-source";
+import type { FailureOutcome, PipelineSink } from "../pipeline";
+import { SSE_DONE, SSE_KEEPALIVE, encodeData } from "../sse/encode";
+import type { UpstreamEvent } from "../stream-event";
+import { createResponsesStreamRewriter } from "../stream-rewrite";
+
+export class ChatSink implements PipelineSink<UpstreamEvent[]> {
+  readonly keepAlive = SSE_KEEPALIVE;
+  private readonly rewriter;
+  private readonly translator;
+
+  constructor(
+    private readonly source: UpstreamEventSource,
+    toolNames: ReadonlySet<string>,
+    options: ChatStreamTranslatorOptions,
+  ) {
+    this.rewriter = createResponsesStreamRewriter({ toolNames });
+    this.translator = createChatStreamTranslator(options);
+  }
+
+  push(batch: UpstreamEvent[]): string {
+    let out = "";
+    for (const e of batch) {
+      // A delta the rewriter leaves alone skips it; the translator reads every event's fields.
+      if (e.kind === "delta" && this.rewriter.skips(e)) out += this.translate(e.ev);
+      else for (const o of this.rewriter.push(e.ev)) out += this.translate(o);
+    }
+    return out;
+  }
+
+  end(failure: { code: string; message: string } | null): { out: string; status: number } {
+    let out = "";
+    for (const o of this.rewriter.finish()) out += this.translate(o);
+    // The upstream's own error was already translated into an error frame; a stream that just stopped gets one
+    // saying so, with the same code a non-streaming caller would get.
+    if (failure && !this.source.failure) out += encodeAll(this.translator.fail({ message: failure.message, type: "upstream_error", code: failure.code }));
+    out += encodeAll(this.translator.finish()) + SSE_DONE;
+    return { out, status: failure ? mapStreamFailure(failure.code, failure.message).status : 200 };
+  }
+
+  unrecorded(): string {
+    // Not billed, not delivered: an error frame instead of the end of the answer.
+    const { code, message } = GatewayCall.UNRECORDED;
+    return encodeData({ error: { message, type: "service_unavailable", code, param: null } }) + SSE_DONE;
+  }
+
+  broken(err: unknown): FailureOutcome {
+    const e = upstreamStreamError(err);
+    return { status: e.status, code: e.code, out: encodeAll(this.translator.fail({ message: e.message, type: e.type, code: e.code })) + SSE_DONE };
+  }
+
+  private translate(ev: ResponsesStreamEvent): string {
+    return encodeAll(this.translator.push(ev));
+  }
+}
+
+function encodeAll(objs: object[]): string {
+  let out = "";
+  for (const o of objs) out += encodeData(o);
+  return out;
+}

@@ -1,0 +1,214 @@
+/**
+ * Raw passthrough through the pipeline: the upstream's bytes go to the caller as they arrive, and only what metering
+ * needs is read from them. An event stream is searched (as bytes, undecoded) for the name of a terminal event; only
+ * from there is it decoded and that event parsed, for its usage. A JSON reply is read for its `usage` as it passes
+ * and its last chunk waits for the ledger's commit.
+ */
+import type { UsageMeter } from "../../call";
+import type { ResponsesUsage } from "../../responses-types";
+import { TERMINAL_EVENT_TYPES } from "../../responses-types";
+import type { TokenCounts } from "../../usage/settle";
+import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject } from "../json-usage";
+import type { PipelineSink, PipelineSource } from "../pipeline";
+import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDecoder } from "../sse/decode";
+import { usageOf } from "../upstream-events";
+
+const TERMINAL_MARKERS = [...TERMINAL_EVENT_TYPES].map((t) => Buffer.from(t));
+const LONGEST_MARKER = Math.max(...TERMINAL_MARKERS.map((m) => m.length));
+const DELTA = Buffer.from(".delta");
+const LF = 10;
+const CR = 13;
+
+/** What both raw relays share: the upstream body read chunk by chunk, the ledger's status, the estimate. */
+abstract class RawRelay implements PipelineSource<Uint8Array>, PipelineSink<Uint8Array>, UsageMeter {
+  readonly keepAlive = null;
+  readonly okCode: string | null;
+  ended = false;
+  usage: ResponsesUsage | null = null;
+  readonly endFailure = null;
+  /** Delta events seen: about a token each, what a call cut by its caller is charged for output. */
+  protected deltas = 0;
+
+  constructor(
+    private readonly body: ReadableStream<Uint8Array>,
+    readonly okStatus: number,
+    private readonly inputTokens: number,
+  ) {
+    this.okCode = okStatus >= 400 ? "upstream_status" : null;
+  }
+
+  estimate(): TokenCounts {
+    return { inputTokens: this.inputTokens, outputTokens: this.deltas, reasoningTokens: 0, cachedTokens: 0 };
+  }
+
+  /** The upstream body was read to its end: nothing to abort. */
+  drained = false;
+
+  async *read(): AsyncGenerator<Uint8Array> {
+    const reader = this.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+          this.drained = true;
+          return;
+        }
+        this.see(value);
+        yield value;
+      }
+    } finally {
+      if (!this.drained) reader.cancel().catch(() => {});
+    }
+  }
+
+  protected abstract see(chunk: Uint8Array): void;
+  abstract push(chunk: Uint8Array): Uint8Array;
+  abstract end(): { out: Uint8Array; status: number };
+
+  unrecorded(): null {
+    return null;
+  }
+
+  broken(): null {
+    // Raw callers get the upstream's own behaviour: the connection breaks as the upstream's did.
+    return null;
+  }
+}
+
+/** An event stream, forwarded chunk by chunk; the chunk with the terminal event waits for the ledger. */
+export class RawSseRelay extends RawRelay {
+  /** Bytes since the last event boundary (pieces, and their length), while no terminal event name has been seen. */
+  private carry: Uint8Array[] = [];
+  private carried = 0;
+  /** Set once a terminal event's name is seen: from then on the stream is decoded. */
+  private decoder: SseDecoder | null = null;
+
+  constructor(
+    body: ReadableStream<Uint8Array>,
+    okStatus: number,
+    inputTokens: number,
+    private readonly maxEventBytes: number,
+  ) {
+    super(body, okStatus, inputTokens);
+  }
+
+  protected see(chunk: Uint8Array): void {
+    if (this.ended) return;
+    const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.countDeltas(buf);
+    if (this.decoder === null) {
+      if (!this.mayEnd(buf)) {
+        this.keepTail(buf);
+        return;
+      }
+      this.decoder = createSseDecoder(this.maxEventBytes);
+      for (const piece of this.carry) this.decoder.push(piece);
+      this.carry = [];
+      this.carried = 0;
+    }
+    for (const sse of this.decoder.push(chunk)) {
+      // Only terminal events carry usage: an event that names another type is not parsed.
+      if (sse.event !== undefined && !TERMINAL_EVENT_TYPES.has(sse.event)) continue;
+      try {
+        const ev = parseStreamEvent(sse);
+        if (ev !== "done" && TERMINAL_EVENT_TYPES.has(ev.type)) {
+          this.usage = usageOf(ev) ?? this.usage;
+          this.ended = true;
+        }
+      } catch {
+        // Raw callers handle the upstream's own behaviour, malformed events included.
+      }
+    }
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    return chunk;
+  }
+
+  end(): { out: Uint8Array; status: number } {
+    return { out: EMPTY, status: this.okStatus };
+  }
+
+  /** `event: response.output_text.delta` lines: the name ends the line (in the JSON, `.delta` is followed by a quote). */
+  private countDeltas(buf: Buffer): void {
+    for (let at = buf.indexOf(DELTA); at >= 0; at = buf.indexOf(DELTA, at + DELTA.length)) {
+      const next = buf[at + DELTA.length];
+      if (next === LF || next === CR) this.deltas++;
+    }
+  }
+
+  /** Whether a terminal event's name is in the chunk, or across its start and the bytes carried before it. */
+  private mayEnd(buf: Buffer): boolean {
+    for (const m of TERMINAL_MARKERS) if (buf.includes(m)) return true;
+    const last = this.carry.at(-1);
+    if (!last) return false;
+    const seam = Buffer.concat([last.subarray(Math.max(0, last.length - LONGEST_MARKER)), buf.subarray(0, LONGEST_MARKER)]);
+    for (const m of TERMINAL_MARKERS) if (seam.includes(m)) return true;
+    return false;
+  }
+
+  /** Keeps what follows the chunk's last blank line (an event still arriving), so decoding can start at an event. */
+  private keepTail(buf: Buffer): void {
+    const boundary = Math.max(lastEnd(buf, "\n\n", 2), lastEnd(buf, "\r\n\r\n", 4), lastEnd(buf, "\r\r", 2));
+    if (boundary >= 0) {
+      this.carry = boundary === buf.length ? [] : [Uint8Array.prototype.slice.call(buf, boundary)];
+      this.carried = buf.length - boundary;
+      return;
+    }
+    // No boundary: the event still arriving goes on, within the same bound as every decoded event.
+    this.carried += buf.length;
+    if (this.carried > this.maxEventBytes) throw new SseEventTooLargeError(this.maxEventBytes);
+    this.carry.push(Uint8Array.prototype.slice.call(buf));
+  }
+}
+
+/** The index just past the last `sep` in `buf`, or -1. */
+function lastEnd(buf: Buffer, sep: string, length: number): number {
+  const at = buf.lastIndexOf(sep);
+  return at < 0 ? -1 : at + length;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** A JSON reply: its text read for `usage` as it passes; its last chunk waits for the ledger. */
+export class RawJsonRelay extends RawRelay {
+  private readonly text = new TextDecoder();
+  private jsonText = "";
+  // Past MAX_JSON_USAGE_SCAN: the reply's last pieces, at most about JSON_TAIL_BYTES, for its trailing usage.
+  private tail: string[] = [];
+  private tailLength = 0;
+  private held: Uint8Array | null = null;
+
+  protected see(chunk: Uint8Array): void {
+    const piece = this.text.decode(chunk, { stream: true });
+    if (this.tail.length === 0 && this.jsonText.length + piece.length <= MAX_JSON_USAGE_SCAN) {
+      this.jsonText += piece;
+      return;
+    }
+    if (this.tail.length === 0) this.tail.push(this.jsonText);
+    this.tail.push(piece);
+    this.tailLength += piece.length;
+    while (this.tail.length > 1 && this.tailLength - this.tail[0]!.length >= JSON_TAIL_BYTES) this.tailLength -= this.tail.shift()!.length;
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    const out = this.held ?? EMPTY;
+    this.held = chunk;
+    return out;
+  }
+
+  end(): { out: Uint8Array; status: number } {
+    if (this.tail.length > 0) this.usage = lastUsageObject(this.tail.join(""));
+    else {
+      try {
+        const parsed = JSON.parse(this.jsonText);
+        this.usage = (parsed?.usage as ResponsesUsage) ?? (parsed?.response?.usage as ResponsesUsage) ?? null;
+      } catch {
+        // Not JSON after all: nothing to settle from.
+      }
+    }
+    const out = this.held ?? EMPTY;
+    this.held = null;
+    return { out, status: this.okStatus };
+  }
+}

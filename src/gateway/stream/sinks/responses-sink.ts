@@ -1,0 +1,87 @@
+/**
+ * The Responses SSE a `/v1/responses` stream caller gets: the upstream's events, tool markup cleaned, Gantry's ids
+ * when the response is kept. Deltas that need no change go out as the upstream's own JSON text, unparsed; an event
+ * the rewriter left alone is framed from its upstream text; only events built or changed here are serialised.
+ */
+import { GatewayCall } from "../../call";
+import type { ResponseKeeper } from "../../responses/response-keeper";
+import type { ResponsesStreamEvent } from "../../responses-types";
+import { failedResponseEvent, mapStreamFailure } from "../failure";
+import type { UpstreamEventSource } from "../event-source";
+import type { FailureOutcome, PipelineSink } from "../pipeline";
+import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../sse/encode";
+import type { UpstreamEvent } from "../stream-event";
+import { createResponsesStreamRewriter } from "../stream-rewrite";
+
+export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
+  readonly keepAlive = SSE_KEEPALIVE;
+  private readonly rewriter;
+  /** The last sequence number the caller was sent: a failure Gantry reports comes next. */
+  private lastSequence = -1;
+
+  constructor(
+    private readonly call: GatewayCall,
+    private readonly source: UpstreamEventSource,
+    toolNames: ReadonlySet<string>,
+    private readonly keeper: ResponseKeeper | null,
+  ) {
+    this.rewriter = createResponsesStreamRewriter({ toolNames });
+  }
+
+  push(batch: UpstreamEvent[]): string {
+    let out = "";
+    for (const e of batch) {
+      if (e.kind === "delta" && this.rewriter.skips(e)) {
+        if (this.lastSequence >= 0) this.lastSequence++;
+        // The type was checked against the payload's own and has no line break; the data is one line.
+        out += `event: ${e.type}\ndata: ${this.keeper ? this.keeper.rewriteDelta(e) : e.data}\n\n`;
+        continue;
+      }
+      const ev = e.ev;
+      for (const o of this.rewriter.push(ev)) out += this.encode(o, o === ev ? e.data : null);
+    }
+    return out;
+  }
+
+  end(failure: { code: string; message: string } | null): { out: string; status: number } {
+    let out = "";
+    for (const o of this.rewriter.finish()) out += this.encode(o, null);
+    if (!failure) return { out, status: 200 };
+    // No terminal event: the caller still gets one, a response.failed with the next sequence number, carrying the
+    // upstream's own error when it sent one.
+    if (!this.source.terminal) out += this.failed(failure.code, failure.message);
+    return { out, status: mapStreamFailure(failure.code, failure.message).status };
+  }
+
+  async beforeSettle(): Promise<void> {
+    // Kept before the caller gets the end of it (a follow-up naming this response finds it), and before the
+    // ledger's commit, whose fsync covers both.
+    if (this.keeper) await this.keeper.keepStreamed();
+  }
+
+  unrecorded(): string {
+    // Not billed, not delivered: the caller gets a failure instead of the end of the answer.
+    return this.failed(GatewayCall.UNRECORDED.code, GatewayCall.UNRECORDED.message);
+  }
+
+  broken(err: unknown): FailureOutcome {
+    const message = err instanceof Error ? err.message : String(err);
+    const code = "upstream_stream_error";
+    return { status: 502, code, out: this.failed(code, `The upstream stream failed: ${message}`) };
+  }
+
+  private failed(code: string, message: string): string {
+    return this.encode(failedResponseEvent(this.source.snapshot, this.lastSequence + 1, code, message, this.call.startedAtMs), null);
+  }
+
+  private encode(ev: ResponsesStreamEvent, data: string | null): string {
+    if (typeof ev.sequence_number === "number") this.lastSequence = ev.sequence_number;
+    // An event the rewriter left alone is forwarded with its original JSON text when that text fits one `data:`
+    // line: upstream JSON spread over several data lines (joined with LF by the decoder) would lose its framing.
+    const json = data !== null && !data.includes("\n") ? data : null;
+    if (!this.keeper) return json !== null ? frameEvent(ev.type, json) : encodeEvent(ev);
+    // Kept: Gantry's ids, replaced in the event's JSON text before it is framed.
+    this.keeper.see(ev);
+    return frameEvent(ev.type, this.keeper.rewrite(ev, json ?? JSON.stringify(ev)));
+  }
+}
