@@ -7,7 +7,7 @@ import type { JsonObject, OutputItem, ResponseObject, ResponsesStreamEvent } fro
 import { TERMINAL_EVENT_TYPES } from "../responses-types";
 import type { Conversation } from "./conversation";
 import { IdRewriter } from "./id-rewriter";
-import type { DeltaEvent } from "../stream/stream-event";
+import type { UnreadEvent } from "../stream/stream-event";
 import type { StoredResponseRepository } from "./stored-response-repository";
 
 const DAY_MS = 86_400_000;
@@ -82,8 +82,11 @@ export class ResponseKeeper {
     return out;
   }
 
-  /** A delta's text as the caller must see it (Gantry's item id), parsed only when its id is not found as text. */
-  rewriteDelta(e: DeltaEvent): string {
+  /**
+   * An unread event's text as the caller must see it (Gantry's item id), parsed only when its id is not found as
+   * text. For deltas and part events, whose one id is `item_id`, not for the response's own events.
+   */
+  rewriteDelta(e: UnreadEvent): string {
     return this.ids.applyToDeltaText(e.data) ?? this.ids.applyToEvent(e.ev, e.data);
   }
 

@@ -4,7 +4,7 @@
  * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
  */
 import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
-import { classify, deltaBytesOf, parsedEvent, type UpstreamEvent } from "./stream-event";
+import { classify, deltaBytesOf, parsedEvent, type UnreadEvent, type UpstreamEvent } from "./stream-event";
 import { streamErrorOf, usageOf } from "./upstream-events";
 import { STREAM_ENDED_EARLY } from "./failure";
 import { IDLE, type PipelineSource } from "./pipeline";
@@ -23,8 +23,9 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
   usage: ResponsesUsage | null = null;
   /** The first in-band failure (`error` event or `response.failed`). */
   failure: { code: string; message: string } | null = null;
-  /** The latest response snapshot (from created / in_progress / terminal), for building a failure event. */
-  snapshot: ResponseObject | null = null;
+  /** The latest response snapshot (created / in_progress / terminal), for building a failure event: parsed when asked. */
+  private snapshotValue: ResponseObject | null = null;
+  private snapshotEvent: UnreadEvent | null = null;
   lastSequence = -1;
   /** The largest event (or line) buffered (GANTRY_MAX_UPSTREAM_EVENT_BYTES); a larger one makes read() throw. */
   maxEventBytes = DEFAULT_MAX_EVENT_BYTES;
@@ -39,6 +40,20 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
     /** The request as sent upstream (its size estimates the input when the upstream reports no usage). */
     private readonly sentJson = "",
   ) {}
+
+  get snapshot(): ResponseObject | null {
+    const unread = this.snapshotEvent;
+    if (unread) {
+      this.snapshotEvent = null;
+      try {
+        const response = unread.ev.response;
+        if (response && typeof response === "object") this.snapshotValue = response as ResponseObject;
+      } catch {
+        // A snapshot that does not parse: the failure event is built without it.
+      }
+    }
+    return this.snapshotValue;
+  }
 
   get ended(): boolean {
     return this.terminal !== null;
@@ -137,11 +152,13 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
       }
       const e = classify(sse);
       if (e === "done") continue;
-      if (e.kind === "delta") {
-        // Deltas stay unparsed: their size is read from the text, their number follows the previous event's.
-        this.outputBytes += deltaBytesOf(e.data);
+      if (e.kind === "parsed") this.observe(e.ev);
+      else {
+        // Unparsed: a delta's size is read from its text, an event's number follows the previous one's.
+        if (e.kind === "delta") this.outputBytes += deltaBytesOf(e.data);
+        else if (e.type === "response.created" || e.type === "response.in_progress") this.snapshotEvent = e;
         if (this.lastSequence >= 0) this.lastSequence++;
-      } else this.observe(e.ev);
+      }
       out.push(e);
     }
     return out;
@@ -150,7 +167,10 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
   private observe(ev: ResponsesStreamEvent): void {
     if (typeof ev.sequence_number === "number") this.lastSequence = ev.sequence_number;
     if (typeof ev.delta === "string") this.outputBytes += Buffer.byteLength(ev.delta);
-    if (ev.response && typeof ev.response === "object") this.snapshot = ev.response as ResponseObject;
+    if (ev.response && typeof ev.response === "object") {
+      this.snapshotValue = ev.response as ResponseObject;
+      this.snapshotEvent = null;
+    }
     if (TERMINAL_EVENT_TYPES.has(ev.type)) {
       this.terminal = ev;
       this.usage = usageOf(ev);

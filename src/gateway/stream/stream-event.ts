@@ -20,11 +20,25 @@ export const DELTA_TYPES: ReadonlySet<string> = new Set([
 
 export const TEXT_DELTA = "response.output_text.delta";
 
+/**
+ * Events that open something (the response, a content part): forwarded as their text unless a reader needs their
+ * fields (a kept response learns its id from `response.created`; a failure Gantry reports copies the last snapshot).
+ */
+export const OPENING_TYPES: ReadonlySet<string> = new Set(["response.created", "response.in_progress", "response.content_part.added", "response.reasoning_summary_part.added"]);
+
 /** A delta kept as text: its payload is parsed on first use of `ev`. */
 export interface DeltaEvent {
   readonly kind: "delta";
   readonly type: string;
   /** The event's JSON text, one line, as the upstream sent it. */
+  readonly data: string;
+  readonly ev: ResponsesStreamEvent;
+}
+
+/** An opening event (OPENING_TYPES) kept as text: its payload is parsed on first use of `ev`. */
+export interface OpeningEvent {
+  readonly kind: "opening";
+  readonly type: string;
   readonly data: string;
   readonly ev: ResponsesStreamEvent;
 }
@@ -37,12 +51,15 @@ export interface ParsedEvent {
   readonly ev: ResponsesStreamEvent;
 }
 
-export type UpstreamEvent = DeltaEvent | ParsedEvent;
+export type UpstreamEvent = DeltaEvent | OpeningEvent | ParsedEvent;
 
-class LazyDelta implements DeltaEvent {
-  readonly kind = "delta";
+/** An event forwarded as text unless read. */
+export type UnreadEvent = DeltaEvent | OpeningEvent;
+
+class LazyEvent {
   private parsed: ResponsesStreamEvent | null = null;
   constructor(
+    readonly kind: "delta" | "opening",
     readonly type: string,
     readonly data: string,
     private readonly sse: SseEvent,
@@ -62,15 +79,15 @@ export function parsedEvent(ev: ResponsesStreamEvent, data: string | null): Pars
 
 /**
  * The event an SSE frame carries, or "done" for a `[DONE]` marker. A frame is kept unparsed only when its event
- * name is a delta type, its JSON opens with that same type (so the name cannot disagree with the payload), closes
+ * name is a delta or opening type, its JSON opens with that same type (so the name cannot disagree with the payload), closes
  * with a brace (a payload cut short is parsed, and fails the stream in-band) and is one line (so it can be forwarded
  * in one `data:` line). Anything else is parsed now; a malformed payload throws.
  */
 export function classify(sse: SseEvent): UpstreamEvent | "done" {
   const name = sse.event;
   const data = sse.data;
-  if (name !== undefined && DELTA_TYPES.has(name) && data.startsWith('{"type":"') && data.startsWith(name, 9) && data.charCodeAt(9 + name.length) === 34 && data.charCodeAt(data.length - 1) === 125 && !data.includes("\n")) {
-    return new LazyDelta(name, data, sse);
+  if (name !== undefined && (DELTA_TYPES.has(name) || OPENING_TYPES.has(name)) && data.startsWith('{"type":"') && data.startsWith(name, 9) && data.charCodeAt(9 + name.length) === 34 && data.charCodeAt(data.length - 1) === 125 && !data.includes("\n")) {
+    return new LazyEvent(DELTA_TYPES.has(name) ? "delta" : "opening", name, data, sse) as UnreadEvent;
   }
   const ev = parseStreamEvent(sse);
   if (ev === "done") return "done";

@@ -16,15 +16,15 @@ import {
   type ResponsesStreamEvent,
 } from "../responses-types";
 import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece, type ToolMarkupCleaner } from "./tool-markup";
-import { TEXT_DELTA, mayHoldMarkup, type DeltaEvent } from "./stream-event";
+import { TEXT_DELTA, mayHoldMarkup, type UnreadEvent } from "./stream-event";
 
 export interface ResponsesStreamRewriter {
   /**
-   * Whether a delta goes to the caller exactly as the upstream sent it, without being parsed: true while the
-   * stream is unchanged and the delta cannot carry markup. A skipped delta is remembered, and replayed (parsed)
-   * if a later text delta needs the text before it.
+   * Whether an unread event (a delta, an opening event) goes to the caller exactly as the upstream sent it, without
+   * being parsed: true while the stream is unchanged and the event cannot carry markup. A skipped event is
+   * remembered, and replayed (parsed) if a later text delta needs the text before it.
    */
-  skips(e: DeltaEvent): boolean;
+  skips(e: UnreadEvent): boolean;
   push(ev: ResponsesStreamEvent): ResponsesStreamEvent[];
   /** End of the upstream stream: releases text still withheld, for a stream that stopped without a terminal event. */
   finish(): ResponsesStreamEvent[];
@@ -359,7 +359,7 @@ export function createResponsesStreamRewriter(options: {
   }
 
   /** Deltas forwarded unparsed, in order, for a replay when a later text delta needs the text of its part. */
-  let skipped: DeltaEvent[] = [];
+  let skipped: UnreadEvent[] = [];
 
   function push(ev: ResponsesStreamEvent): ResponsesStreamEvent[] {
     switch (ev.type) {
@@ -377,8 +377,8 @@ export function createResponsesStreamRewriter(options: {
   }
 
   return {
-    skips(e: DeltaEvent): boolean {
-      if (changed || (e.type === TEXT_DELTA && mayHoldMarkup(e.data))) return false;
+    skips(e: UnreadEvent): boolean {
+      if (changed || (e.kind === "delta" && e.type === TEXT_DELTA && mayHoldMarkup(e.data))) return false;
       skipped.push(e);
       return true;
     },

@@ -13,6 +13,13 @@ import type { ResponsesStreamEvent } from "../responses-types";
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types";
 import { mapStreamFailure } from "../stream/failure";
 import { finishReason, usageToChat } from "./responses-to-chat";
+import { encodeData } from "../stream/sse/encode";
+
+function encodeAll(objs: object[]): string {
+  let out = "";
+  for (const o of objs) out += encodeData(o);
+  return out;
+}
 
 export interface ChatStreamTranslatorOptions {
   id: string;
@@ -23,6 +30,16 @@ export interface ChatStreamTranslatorOptions {
 
 export interface ChatStreamTranslator {
   push(ev: ResponsesStreamEvent): object[];
+  /**
+   * The frames of an event, encoded as `data:` lines: exactly what encoding push()'s chunks gives. A text delta
+   * (most of a stream) is framed from a template instead of a chunk object serialised whole.
+   */
+  pushEncoded(ev: ResponsesStreamEvent): string;
+  /**
+   * For an event whose fields the translator does not read (the response's and a part's opening events): its frames
+   * from its type alone, or null when the type is not one of those (the caller then parses it and pushes it).
+   */
+  pushOpening(type: string): string | null;
   finish(): object[];
   fail(err: { message: string; type: string; code: string }): object[];
 }
@@ -228,8 +245,31 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
     }
   }
 
+  // The text-delta frame around its content: JSON.stringify of chunk({ content }) gives these same bytes.
+  const contentHead = `data: {"id":${JSON.stringify(opts.id)},"object":"chat.completion.chunk","created":${JSON.stringify(opts.created)},"model":${JSON.stringify(opts.model)},"choices":[{"index":0,"delta":{"content":`;
+  const contentTail = `},"logprobs":null,"finish_reason":null}]${opts.includeUsage ? ',"usage":null' : ""}}\n\n`;
+
+  function pushEncoded(ev: ResponsesStreamEvent): string {
+    if (ended || ev.type !== "response.output_text.delta" || typeof ev.delta !== "string" || (Array.isArray(ev.logprobs) && ev.logprobs.length > 0)) {
+      return encodeAll(push(ev));
+    }
+    const delta = ev.delta;
+    if (delta === "") return "";
+    const key = `${typeof ev.output_index === "number" ? ev.output_index : -1}:${typeof ev.content_index === "number" ? ev.content_index : 0}:content`;
+    textSent.set(key, (textSent.get(key) ?? "") + delta);
+    emittedOutput = true;
+    const head = opened ? "" : encodeAll(open());
+    return head + contentHead + JSON.stringify(delta) + contentTail;
+  }
+
   return {
     push,
+    pushEncoded,
+    pushOpening(type: string): string | null {
+      if (type === "response.created" || type === "response.in_progress") return ended ? "" : encodeAll(open());
+      if (type === "response.content_part.added" || type === "response.reasoning_summary_part.added") return "";
+      return null;
+    },
     finish(): object[] {
       if (ended) return [];
       return errorFrame("The upstream stream ended before the response completed.", "upstream_error", "upstream_error", null);

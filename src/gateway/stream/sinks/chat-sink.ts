@@ -29,9 +29,10 @@ export class ChatSink implements PipelineSink<UpstreamEvent[]> {
   push(batch: UpstreamEvent[]): string {
     let out = "";
     for (const e of batch) {
-      // A delta the rewriter leaves alone skips it; the translator reads every event's fields.
-      if (e.kind === "delta" && this.rewriter.skips(e)) out += this.translate(e.ev);
-      else for (const o of this.rewriter.push(e.ev)) out += this.translate(o);
+      if (e.kind !== "parsed" && this.rewriter.skips(e)) {
+        // Left alone by the rewriter: an opening event is translated from its type, a delta from its fields.
+        out += (e.kind === "opening" ? this.translator.pushOpening(e.type) : null) ?? this.translate(e.ev);
+      } else for (const o of this.rewriter.push(e.ev)) out += this.translate(o);
     }
     return out;
   }
@@ -58,7 +59,7 @@ export class ChatSink implements PipelineSink<UpstreamEvent[]> {
   }
 
   private translate(ev: ResponsesStreamEvent): string {
-    return encodeAll(this.translator.push(ev));
+    return this.translator.pushEncoded(ev);
   }
 }
 

@@ -10,7 +10,7 @@ import { failedResponseEvent, mapStreamFailure } from "../failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
 import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../sse/encode";
-import type { UpstreamEvent } from "../stream-event";
+import type { UnreadEvent, UpstreamEvent } from "../stream-event";
 import { createResponsesStreamRewriter } from "../stream-rewrite";
 
 export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
@@ -31,7 +31,7 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
   push(batch: UpstreamEvent[]): string {
     let out = "";
     for (const e of batch) {
-      if (e.kind === "delta" && this.rewriter.skips(e)) {
+      if (e.kind !== "parsed" && this.asText(e) && this.rewriter.skips(e)) {
         if (this.lastSequence >= 0) this.lastSequence++;
         // The type was checked against the payload's own and has no line break; the data is one line.
         out += `event: ${e.type}\ndata: ${this.keeper ? this.keeper.rewriteDelta(e) : e.data}\n\n`;
@@ -41,6 +41,11 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
       for (const o of this.rewriter.push(ev)) out += this.encode(o, o === ev ? e.data : null);
     }
     return out;
+  }
+
+  /** Whether an unread event can go out as text: a kept response's own id is learnt from its opening events. */
+  private asText(e: UnreadEvent): boolean {
+    return this.keeper === null || e.kind === "delta" || (e.type !== "response.created" && e.type !== "response.in_progress");
   }
 
   end(failure: { code: string; message: string } | null): { out: string; status: number } {
