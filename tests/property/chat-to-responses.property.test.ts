@@ -281,6 +281,8 @@ describe("chatToResponses: arbitrary bodies", () => {
         const r = translateOrAppError(b);
         if (r instanceof AppError) throw new Error(`refused a plausible request: ${r.message}`);
         const out = normalizeResponsesRequest(r.request, { defaultInstructions: "d", modelOverrides: {} });
+        // The chat route skips the input's second check and walk: the translation's input is already normalised.
+        expect(normalizeResponsesRequest(r.request, { defaultInstructions: "d", modelOverrides: {} }, "chat")).toEqual(out);
         expect(out.stream).toBe(true);
         expect(typeof out.instructions).toBe("string");
         assertValidInput(out.input, (why) => {

@@ -39,7 +39,7 @@ export async function handleChatCompletions(deps: GatewayDeps, request: Request)
     const maxTokens = maxTokensOf(body);
     await call.admit({ model: call.model, maxTokens: maxTokens.value, maxTokensParam: maxTokens.param, bodyBytes: bytes });
 
-    const intended = call.boundOutput(normalizeResponsesRequest(translated.request, deps.normalizeOptions));
+    const intended = call.boundOutput(normalizeResponsesRequest(translated.request, deps.normalizeOptions, "chat"));
     const posted = await postResponses(deps, call.model, intended, call.upstreamAbort.signal);
     const { reply, sent: upstreamRequest } = posted;
     call.upstreamTtfbMs = reply.ttfbMs;

@@ -28,11 +28,18 @@ const TEXT_TYPE_OF_ROLE: Record<string, string> = {
   assistant: "output_text",
 };
 
-export function normalizeResponsesRequest(body: ResponsesRequest, options: NormalizeOptions): ResponsesRequest {
-  checkResponsesInput(body.input);
+/**
+ * `inputFrom: "chat"`: the input was made by the chat translation, which checks every message and emits items already
+ * in the upstream's shape (developer for system, text part types per role, no ids, no null content): it is neither
+ * checked nor walked again. Everything else about the request is normalised the same way.
+ */
+export function normalizeResponsesRequest(body: ResponsesRequest, options: NormalizeOptions, inputFrom: "caller" | "chat" = "caller"): ResponsesRequest {
+  if (inputFrom === "caller") checkResponsesInput(body.input);
   const out: ResponsesRequest = { ...body };
 
-  if (typeof body.input === "string") {
+  if (inputFrom === "chat") {
+    // Already normalised by the translation.
+  } else if (typeof body.input === "string") {
     out.input = [{ type: "message", role: "user", content: [{ type: "input_text", text: body.input }] }];
   } else if (Array.isArray(body.input)) {
     // A message whose content is null carries nothing, and the upstream refuses it ("expected an array of
