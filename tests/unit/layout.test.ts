@@ -44,6 +44,7 @@ const PURE = [
   "src/site/releases/classify.ts",
   "src/site/releases/versions.ts",
   "src/site/releases/sync-plan.ts",
+  "src/site/releases/signed-offer.ts",
   "src/site/announcements/announcement-input.ts",
   "src/site/announcements/announcements.ts",
   "src/site/heartbeats/heartbeat-input.ts",
