@@ -4,7 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/responses-types";
 import { classify } from "../../src/gateway/stream/stream-event";
 import { createResponsesStreamRewriter } from "../../src/gateway/stream/stream-rewrite";
 import { anyEvents, eventsOf, streamSpec } from "./responses-stream-model";
@@ -29,8 +29,8 @@ function skipping(events: ResponsesStreamEvent[]): ResponsesStreamEvent[] {
   for (const ev of events) {
     const e = classify({ event: ev.type, data: JSON.stringify(ev) });
     if (e === "done") continue;
-    if (e.kind === "delta" && rw.skips(e)) out.push(JSON.parse(e.data));
-    else out.push(...rw.push(e.ev));
+    if (e.kind !== "parsed" && rw.skips(e)) out.push(JSON.parse(e.data));
+    else out.push(...rw.push(e.ev, e.data));
   }
   return [...out, ...rw.finish()].map((ev) => JSON.parse(JSON.stringify(ev)));
 }
@@ -57,7 +57,12 @@ test("streams with tool markup: the same events, numbered the same", () => {
 
 test("modelled streams, valid or damaged: the same events", () => {
   fc.assert(fc.property(streamSpec.map((s) => eventsOf(s)), (events) => expect(skipping(events)).toEqual(readingEvery(events))), { numRuns: 300 });
-  // Events the upstream could not have sent as SSE (no type at all) fail the stream before any of this: left out.
-  const readable = (events: ResponsesStreamEvent[]) => events.filter((ev) => typeof ev.type === "string" && ev.type !== "");
+  // Events the upstream could not have sent as SSE (no type at all) fail the stream before any of this, and the
+  // event source reads nothing after the terminal event: both left out.
+  const readable = (events: ResponsesStreamEvent[]) => {
+    const typed = events.filter((ev) => typeof ev.type === "string" && ev.type !== "");
+    const end = typed.findIndex((ev) => TERMINAL_EVENT_TYPES.has(ev.type));
+    return end < 0 ? typed : typed.slice(0, end + 1);
+  };
   fc.assert(fc.property(anyEvents.map(readable), (events) => expect(skipping(events)).toEqual(readingEvery(events))), { numRuns: 300 });
 });

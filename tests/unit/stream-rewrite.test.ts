@@ -80,8 +80,8 @@ function rewriteSkipping(events: ResponsesStreamEvent[], tools: ReadonlySet<stri
   for (const ev of events) {
     const e = classify({ event: ev.type, data: JSON.stringify(ev) });
     if (e === "done") continue;
-    if (e.kind === "delta" && rw.skips(e)) out.push(JSON.parse(e.data));
-    else out.push(...rw.push(e.ev));
+    if (e.kind !== "parsed" && rw.skips(e)) out.push(JSON.parse(e.data));
+    else out.push(...rw.push(e.ev, e.data));
   }
   out.push(...rw.finish());
   return out;

@@ -1,14 +1,13 @@
 /**
- * One upstream event as the pipeline sees it on arrival, classified by what Gantry must do with it. Most of a
- * stream is deltas that need no change: those keep their JSON text and are parsed only if something asks for
- * their fields (tool markup in them, a keeper that cannot find their id, a translator that needs their text).
- * Every other event is parsed at once: the terminal event (usage, status), errors, and the structural events
- * (created, items, parts, `.done`) that the rewriter, the keeper and the translators read.
+ * One upstream event as the pipeline sees it on arrival, classified by what Gantry must do with it. Most events need
+ * no change: they keep their JSON text and are parsed only if something asks for their fields (tool markup in them,
+ * a keeper learning ids, a translator reading text). The terminal event (usage, status) and errors are parsed at
+ * once: the ledger needs them whoever the caller is.
  */
 import { parseStreamEvent, type SseEvent } from "./sse/decode";
-import type { ResponsesStreamEvent } from "../responses-types";
+import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../responses-types";
 
-/** Delta events whose text can be forwarded as the upstream wrote it. */
+/** Delta events: the model's output, counted (from their text) for a cut call's estimate. */
 export const DELTA_TYPES: ReadonlySet<string> = new Set([
   "response.output_text.delta",
   "response.refusal.delta",
@@ -21,10 +20,16 @@ export const DELTA_TYPES: ReadonlySet<string> = new Set([
 export const TEXT_DELTA = "response.output_text.delta";
 
 /**
- * Events that open something (the response, a content part): forwarded as their text unless a reader needs their
- * fields (a kept response learns its id from `response.created`; a failure Gantry reports copies the last snapshot).
+ * Events that open something (the response, a content part) and carry nothing a translator reads: the chat
+ * translation answers them from their type alone.
  */
 export const OPENING_TYPES: ReadonlySet<string> = new Set(["response.created", "response.in_progress", "response.content_part.added", "response.reasoning_summary_part.added"]);
+
+/** Events whose payload holds answer text that tool markup could be in (a delta, a `.done`'s text, a finished message). */
+export const TEXT_BEARING_TYPES: ReadonlySet<string> = new Set([TEXT_DELTA, "response.output_text.done", "response.content_part.done", "response.output_item.done"]);
+
+/** Events that carry a `response` or an `item` object: a kept response learns ids and items from them. */
+export const OBJECT_BEARING_TYPES: ReadonlySet<string> = new Set(["response.created", "response.in_progress", "response.output_item.added", "response.output_item.done"]);
 
 /** A delta kept as text: its payload is parsed on first use of `ev`. */
 export interface DeltaEvent {
@@ -35,31 +40,32 @@ export interface DeltaEvent {
   readonly ev: ResponsesStreamEvent;
 }
 
-/** An opening event (OPENING_TYPES) kept as text: its payload is parsed on first use of `ev`. */
-export interface OpeningEvent {
-  readonly kind: "opening";
+/** Any other event that is not terminal nor an error, kept as text: its payload is parsed on first use of `ev`. */
+export interface TextEvent {
+  readonly kind: "text";
   readonly type: string;
   readonly data: string;
   readonly ev: ResponsesStreamEvent;
 }
 
-/** Any other event: parsed on arrival. `data` is its upstream text (null when Gantry made the event). */
+/** The terminal event, an error, or an event whose text could not be kept: parsed on arrival. */
 export interface ParsedEvent {
   readonly kind: "parsed";
   readonly type: string;
+  /** Its upstream text; null when Gantry made the event. */
   readonly data: string | null;
   readonly ev: ResponsesStreamEvent;
 }
 
-export type UpstreamEvent = DeltaEvent | OpeningEvent | ParsedEvent;
+export type UpstreamEvent = DeltaEvent | TextEvent | ParsedEvent;
 
-/** An event forwarded as text unless read. */
-export type UnreadEvent = DeltaEvent | OpeningEvent;
+/** An event forwarded as its text unless something reads it. */
+export type UnreadEvent = DeltaEvent | TextEvent;
 
 class LazyEvent {
   private parsed: ResponsesStreamEvent | null = null;
   constructor(
-    readonly kind: "delta" | "opening",
+    readonly kind: "delta" | "text",
     readonly type: string,
     readonly data: string,
     private readonly sse: SseEvent,
@@ -79,15 +85,15 @@ export function parsedEvent(ev: ResponsesStreamEvent, data: string | null): Pars
 
 /**
  * The event an SSE frame carries, or "done" for a `[DONE]` marker. A frame is kept unparsed only when its event
- * name is a delta or opening type, its JSON opens with that same type (so the name cannot disagree with the payload), closes
+ * name is a Responses event type other than terminal ones, its JSON opens with that same type (so the name cannot disagree with the payload), closes
  * with a brace (a payload cut short is parsed, and fails the stream in-band) and is one line (so it can be forwarded
  * in one `data:` line). Anything else is parsed now; a malformed payload throws.
  */
 export function classify(sse: SseEvent): UpstreamEvent | "done" {
   const name = sse.event;
   const data = sse.data;
-  if (name !== undefined && (DELTA_TYPES.has(name) || OPENING_TYPES.has(name)) && data.startsWith('{"type":"') && data.startsWith(name, 9) && data.charCodeAt(9 + name.length) === 34 && data.charCodeAt(data.length - 1) === 125 && !data.includes("\n")) {
-    return new LazyEvent(DELTA_TYPES.has(name) ? "delta" : "opening", name, data, sse) as UnreadEvent;
+  if (name !== undefined && name.startsWith("response.") && !TERMINAL_EVENT_TYPES.has(name) && data.startsWith('{"type":"') && data.startsWith(name, 9) && data.charCodeAt(9 + name.length) === 34 && data.charCodeAt(data.length - 1) === 125 && !data.includes("\n")) {
+    return new LazyEvent(DELTA_TYPES.has(name) ? "delta" : "text", name, data, sse) as UnreadEvent;
   }
   const ev = parseStreamEvent(sse);
   if (ev === "done") return "done";
@@ -113,7 +119,7 @@ export function deltaBytesOf(data: string): number {
   return bytes;
 }
 
-/** Whether a text delta's JSON may carry tool markup: a `<`, raw or escaped as `\u003c`. */
+/** Whether an event's JSON may carry tool markup: a `<`, raw or escaped as `\u003c`. */
 export function mayHoldMarkup(data: string): boolean {
   return data.includes("<") || (data.includes("\\u003") && /\\u003[cC]/.test(data));
 }

@@ -16,16 +16,17 @@ import {
   type ResponsesStreamEvent,
 } from "../responses-types";
 import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece, type ToolMarkupCleaner } from "./tool-markup";
-import { TEXT_DELTA, mayHoldMarkup, type UnreadEvent } from "./stream-event";
+import { TEXT_BEARING_TYPES, TEXT_DELTA, mayHoldMarkup, type UnreadEvent } from "./stream-event";
 
 export interface ResponsesStreamRewriter {
   /**
-   * Whether an unread event (a delta, an opening event) goes to the caller exactly as the upstream sent it, without
+   * Whether an unread event (anything but the terminal event and errors) goes to the caller exactly as the upstream sent it, without
    * being parsed: true while the stream is unchanged and the event cannot carry markup. A skipped event is
    * remembered, and replayed (parsed) if a later text delta needs the text before it.
    */
   skips(e: UnreadEvent): boolean;
-  push(ev: ResponsesStreamEvent): ResponsesStreamEvent[];
+  /** The caller's events for one upstream event; `data` is its upstream JSON text when there is one. */
+  push(ev: ResponsesStreamEvent, data?: string | null): ResponsesStreamEvent[];
   /** End of the upstream stream: releases text still withheld, for a stream that stopped without a terminal event. */
   finish(): ResponsesStreamEvent[];
 }
@@ -376,16 +377,31 @@ export function createResponsesStreamRewriter(options: {
     }
   }
 
+  /**
+   * Whether an event's handling depends on the state of parts whose events were skipped: a text delta (its part's
+   * text so far), text that may hold markup (a part's cleaned text), a terminal event without output (rebuilt from
+   * the finished items). Everything else reads no part state, so the skipped events need not be read before it.
+   */
+  function needsReplay(ev: ResponsesStreamEvent, data: string | null): boolean {
+    if (ev.type === TEXT_DELTA) return true;
+    if (TEXT_BEARING_TYPES.has(ev.type)) return data === null || mayHoldMarkup(data);
+    if (TERMINAL_EVENT_TYPES.has(ev.type)) {
+      const output = ev.response !== null && typeof ev.response === "object" ? ev.response.output : undefined;
+      return !Array.isArray(output) || output.length === 0;
+    }
+    return false;
+  }
+
   return {
     skips(e: UnreadEvent): boolean {
-      if (changed || (e.kind === "delta" && e.type === TEXT_DELTA && mayHoldMarkup(e.data))) return false;
+      if (changed || (TEXT_BEARING_TYPES.has(e.type) && mayHoldMarkup(e.data))) return false;
       skipped.push(e);
       return true;
     },
-    push(ev: ResponsesStreamEvent): ResponsesStreamEvent[] {
+    push(ev: ResponsesStreamEvent, data: string | null = null): ResponsesStreamEvent[] {
       if (!changed && typeof ev.sequence_number === "number" && ev.sequence_number > nextSeq) nextSeq = ev.sequence_number;
-      if (ev.type === TEXT_DELTA && skipped.length > 0) {
-        // The parts these deltas belong to are rebuilt as if they had been read; what they produce was sent already.
+      if (skipped.length > 0 && needsReplay(ev, data)) {
+        // The parts these events belong to are rebuilt as if they had been read; what they produce was sent already.
         const replay = skipped;
         skipped = [];
         const seq = nextSeq;

@@ -30,7 +30,7 @@ export class CollectSink implements PipelineSink<UpstreamEvent[]> {
 
   push(batch: UpstreamEvent[]): string {
     // The collector reads every delta: each event is parsed.
-    for (const e of batch) for (const o of this.rewriter.push(e.ev)) this.collector.push(o);
+    for (const e of batch) for (const o of this.rewriter.push(e.ev, e.data)) this.collector.push(o);
     return "";
   }
 

@@ -10,7 +10,7 @@ import { failedResponseEvent, mapStreamFailure } from "../failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
 import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../sse/encode";
-import type { UnreadEvent, UpstreamEvent } from "../stream-event";
+import { OBJECT_BEARING_TYPES, type UnreadEvent, type UpstreamEvent } from "../stream-event";
 import { createResponsesStreamRewriter } from "../stream-rewrite";
 
 export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
@@ -38,14 +38,14 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
         continue;
       }
       const ev = e.ev;
-      for (const o of this.rewriter.push(ev)) out += this.encode(o, o === ev ? e.data : null);
+      for (const o of this.rewriter.push(ev, e.data)) out += this.encode(o, o === ev ? e.data : null);
     }
     return out;
   }
 
-  /** Whether an unread event can go out as text: a kept response's own id is learnt from its opening events. */
+  /** Whether an unread event can go out as text: a kept response learns ids and items from the events that carry them. */
   private asText(e: UnreadEvent): boolean {
-    return this.keeper === null || e.kind === "delta" || (e.type !== "response.created" && e.type !== "response.in_progress");
+    return this.keeper === null || !OBJECT_BEARING_TYPES.has(e.type);
   }
 
   end(failure: { code: string; message: string } | null): { out: string; status: number } {
