@@ -14,7 +14,8 @@ import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDeco
 import { usageOf } from "../upstream-events";
 
 const TERMINAL_MARKERS = [...TERMINAL_EVENT_TYPES].map((t) => Buffer.from(t));
-const LONGEST_MARKER = Math.max(...TERMINAL_MARKERS.map((m) => m.length));
+/** Enough bytes either side of a chunk boundary to hold any name looked for, cut anywhere. */
+const SEAM_BYTES = Math.max(...TERMINAL_MARKERS.map((m) => m.length)) + 1;
 const DELTA = Buffer.from(".delta");
 const LF = 10;
 const CR = 13;
@@ -80,6 +81,8 @@ export class RawSseRelay extends RawRelay {
   /** Bytes since the last event boundary (pieces, and their length), while no terminal event name has been seen. */
   private carry: Uint8Array[] = [];
   private carried = 0;
+  /** The stream's last bytes (SEAM_BYTES at most): names cut by a chunk boundary are looked for across it. */
+  private tail: Buffer = Buffer.alloc(0);
   /** Set once a terminal event's name is seen: from then on the stream is decoded. */
   private decoder: SseDecoder | null = null;
 
@@ -95,18 +98,26 @@ export class RawSseRelay extends RawRelay {
   protected see(chunk: Uint8Array): void {
     if (this.ended) return;
     const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    this.countDeltas(buf);
+    // The bytes just before this chunk and its first ones: a name cut by the chunk boundary is found there.
+    const seam = this.tail.length > 0 ? Buffer.concat([this.tail, buf.subarray(0, SEAM_BYTES)]) : null;
+    this.countDeltas(buf, seam);
+    this.keepLastBytes(buf);
+    let from = buf;
     if (this.decoder === null) {
-      if (!this.mayEnd(buf)) {
+      const at = terminalAt(buf, seam);
+      if (at === NOT_FOUND) {
         this.keepTail(buf);
         return;
       }
       this.decoder = createSseDecoder(this.maxEventBytes);
-      for (const piece of this.carry) this.decoder.push(piece);
+      // Decoding starts at the event the name is in: the blank line before it in this chunk, else what was carried.
+      const start = at === SEAM ? -1 : lastBlankLineEnd(buf.subarray(0, at));
+      if (start >= 0) from = buf.subarray(start);
+      else for (const piece of this.carry) this.decoder.push(piece);
       this.carry = [];
       this.carried = 0;
     }
-    for (const sse of this.decoder.push(chunk)) {
+    for (const sse of this.decoder.push(from)) {
       // Only terminal events carry usage: an event that names another type is not parsed.
       if (sse.event !== undefined && !TERMINAL_EVENT_TYPES.has(sse.event)) continue;
       try {
@@ -129,27 +140,35 @@ export class RawSseRelay extends RawRelay {
     return { out: EMPTY, status: this.okStatus };
   }
 
-  /** `event: response.output_text.delta` lines: the name ends the line (in the JSON, `.delta` is followed by a quote). */
-  private countDeltas(buf: Buffer): void {
+  /**
+   * `event: response.output_text.delta` lines: the name ends the line (in the JSON, `.delta` is followed by a quote).
+   * One cut by the chunk boundary is counted in the seam, once: when its line break is in this chunk.
+   */
+  private countDeltas(buf: Buffer, seam: Buffer | null): void {
     for (let at = buf.indexOf(DELTA); at >= 0; at = buf.indexOf(DELTA, at + DELTA.length)) {
       const next = buf[at + DELTA.length];
       if (next === LF || next === CR) this.deltas++;
     }
+    if (seam === null) return;
+    const before = this.tail.length;
+    for (let at = seam.indexOf(DELTA); at >= 0 && at < before; at = seam.indexOf(DELTA, at + 1)) {
+      const next = seam[at + DELTA.length];
+      if (at + DELTA.length >= before && (next === LF || next === CR)) this.deltas++;
+    }
   }
 
-  /** Whether a terminal event's name is in the chunk, or across its start and the bytes carried before it. */
-  private mayEnd(buf: Buffer): boolean {
-    for (const m of TERMINAL_MARKERS) if (buf.includes(m)) return true;
-    const last = this.carry.at(-1);
-    if (!last) return false;
-    const seam = Buffer.concat([last.subarray(Math.max(0, last.length - LONGEST_MARKER)), buf.subarray(0, LONGEST_MARKER)]);
-    for (const m of TERMINAL_MARKERS) if (seam.includes(m)) return true;
-    return false;
+  /** The stream's last SEAM_BYTES bytes, for the next chunk's seam. */
+  private keepLastBytes(buf: Buffer): void {
+    if (buf.length >= SEAM_BYTES) this.tail = Buffer.from(buf.subarray(buf.length - SEAM_BYTES));
+    else {
+      const joined = Buffer.concat([this.tail, buf]);
+      this.tail = joined.subarray(Math.max(0, joined.length - SEAM_BYTES));
+    }
   }
 
   /** Keeps what follows the chunk's last blank line (an event still arriving), so decoding can start at an event. */
   private keepTail(buf: Buffer): void {
-    const boundary = Math.max(lastEnd(buf, "\n\n", 2), lastEnd(buf, "\r\n\r\n", 4), lastEnd(buf, "\r\r", 2));
+    const boundary = lastBlankLineEnd(buf);
     if (boundary >= 0) {
       this.carry = boundary === buf.length ? [] : [Uint8Array.prototype.slice.call(buf, boundary)];
       this.carried = buf.length - boundary;
@@ -162,10 +181,27 @@ export class RawSseRelay extends RawRelay {
   }
 }
 
-/** The index just past the last `sep` in `buf`, or -1. */
-function lastEnd(buf: Buffer, sep: string, length: number): number {
-  const at = buf.lastIndexOf(sep);
-  return at < 0 ? -1 : at + length;
+/** The index just past the last blank line (LF LF, CRLF CRLF or CR CR) in `buf`, or -1. */
+function lastBlankLineEnd(buf: Buffer): number {
+  const lf = buf.lastIndexOf("\n\n");
+  const crlf = buf.lastIndexOf("\r\n\r\n");
+  const cr = buf.lastIndexOf("\r\r");
+  return Math.max(lf < 0 ? -1 : lf + 2, crlf < 0 ? -1 : crlf + 4, cr < 0 ? -1 : cr + 2);
+}
+
+const NOT_FOUND = -1;
+const SEAM = -2;
+
+/** Where a terminal event's name first is in the chunk, SEAM when only across its start, or NOT_FOUND. */
+function terminalAt(buf: Buffer, seam: Buffer | null): number {
+  let first = NOT_FOUND;
+  for (const m of TERMINAL_MARKERS) {
+    const at = buf.indexOf(m);
+    if (at >= 0 && (first === NOT_FOUND || at < first)) first = at;
+  }
+  if (first !== NOT_FOUND || seam === null) return first;
+  for (const m of TERMINAL_MARKERS) if (seam.includes(m)) return SEAM;
+  return NOT_FOUND;
 }
 
 const EMPTY = new Uint8Array(0);
