@@ -17,6 +17,8 @@ const TERMINAL_MARKERS = [...TERMINAL_EVENT_TYPES].map((t) => Buffer.from(t));
 /** Enough bytes either side of a chunk boundary to hold any name looked for, cut anywhere. */
 const SEAM_BYTES = Math.max(...TERMINAL_MARKERS.map((m) => m.length)) + 1;
 const DELTA = Buffer.from(".delta");
+const DELTA_LF = Buffer.from(".delta\n");
+const DELTA_CR = Buffer.from(".delta\r");
 const LF = 10;
 const CR = 13;
 
@@ -83,6 +85,8 @@ export class RawSseRelay extends RawRelay {
   private carried = 0;
   /** The stream's last bytes (SEAM_BYTES at most): names cut by a chunk boundary are looked for across it. */
   private tail: Buffer = Buffer.alloc(0);
+  /** The stream has CR line breaks somewhere: delta lines ending in CR are counted too. */
+  private crSeen = false;
   /** Set once a terminal event's name is seen: from then on the stream is decoded. */
   private decoder: SseDecoder | null = null;
 
@@ -145,9 +149,11 @@ export class RawSseRelay extends RawRelay {
    * One cut by the chunk boundary is counted in the seam, once: when its line break is in this chunk.
    */
   private countDeltas(buf: Buffer, seam: Buffer | null): void {
-    for (let at = buf.indexOf(DELTA); at >= 0; at = buf.indexOf(DELTA, at + DELTA.length)) {
-      const next = buf[at + DELTA.length];
-      if (next === LF || next === CR) this.deltas++;
+    // Searched with its line break: in the JSON `.delta` is followed by a quote, so every hit is a delta's name.
+    this.deltas += occurrences(buf, DELTA_LF);
+    if (this.crSeen || buf.includes(CR)) {
+      this.crSeen = true;
+      this.deltas += occurrences(buf, DELTA_CR);
     }
     if (seam === null) return;
     const before = this.tail.length;
@@ -181,9 +187,17 @@ export class RawSseRelay extends RawRelay {
   }
 }
 
+function occurrences(buf: Buffer, needle: Buffer): number {
+  let n = 0;
+  for (let at = buf.indexOf(needle); at >= 0; at = buf.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
 /** The index just past the last blank line (LF LF, CRLF CRLF or CR CR) in `buf`, or -1. */
 function lastBlankLineEnd(buf: Buffer): number {
   const lf = buf.lastIndexOf("\n\n");
+  // Without a CR in it, the LF form is the only one.
+  if (lf >= 0 && buf.indexOf(CR, lf) < 0) return lf + 2;
   const crlf = buf.lastIndexOf("\r\n\r\n");
   const cr = buf.lastIndexOf("\r\r");
   return Math.max(lf < 0 ? -1 : lf + 2, crlf < 0 ? -1 : crlf + 4, cr < 0 ? -1 : cr + 2);
