@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/responses-types";
-import { classify } from "../../src/gateway/stream/stream-event";
+import { classify, isUnread } from "../../src/gateway/stream/stream-event";
 import { createResponsesStreamRewriter } from "../../src/gateway/stream/stream-rewrite";
 import { anyEvents, eventsOf, streamSpec } from "./responses-stream-model";
 
@@ -29,7 +29,7 @@ function skipping(events: ResponsesStreamEvent[]): ResponsesStreamEvent[] {
   for (const ev of events) {
     const e = classify({ event: ev.type, data: JSON.stringify(ev) });
     if (e === "done") continue;
-    if (e.kind !== "parsed" && rw.skips(e)) out.push(JSON.parse(e.data));
+    if (isUnread(e) && rw.skips(e)) out.push(JSON.parse(e.data));
     else out.push(...rw.push(e.ev, e.data));
   }
   return [...out, ...rw.finish()].map((ev) => JSON.parse(JSON.stringify(ev)));

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
 import { createResponsesStreamRewriter } from "../../src/gateway/stream/stream-rewrite";
-import { classify } from "../../src/gateway/stream/stream-event";
+import { classify, isUnread } from "../../src/gateway/stream/stream-event";
 
 const TOOLS = new Set(["get_weather", "search"]);
 const MARKUP = '<tool_use>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_use>';
@@ -80,7 +80,7 @@ function rewriteSkipping(events: ResponsesStreamEvent[], tools: ReadonlySet<stri
   for (const ev of events) {
     const e = classify({ event: ev.type, data: JSON.stringify(ev) });
     if (e === "done") continue;
-    if (e.kind !== "parsed" && rw.skips(e)) out.push(JSON.parse(e.data));
+    if (isUnread(e) && rw.skips(e)) out.push(JSON.parse(e.data));
     else out.push(...rw.push(e.ev, e.data));
   }
   out.push(...rw.finish());

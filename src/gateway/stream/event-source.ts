@@ -4,7 +4,7 @@
  * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
  */
 import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
-import { classify, deltaBytesOf, parsedEvent, type UnreadEvent, type UpstreamEvent } from "./stream-event";
+import { classify, deltaBytesOf, isUnread, parsedEvent, type ErrorEvent, type OtherEvent, type TerminalEvent, type UnreadEvent, type UpstreamEvent } from "./stream-event";
 import { streamErrorOf, usageOf } from "./upstream-events";
 import { STREAM_ENDED_EARLY } from "./failure";
 import { IDLE, type PipelineSource } from "./pipeline";
@@ -144,38 +144,49 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
         const ev = parseStreamEvent(sse);
         if (ev === "done") continue;
         for (const passed of this.bound.pass(ev)) {
-          this.observe(passed);
           // An event the bound cut or made has no upstream text of its own.
-          out.push(parsedEvent(passed, passed === ev ? sse.data : null));
+          const e = parsedEvent(passed, passed === ev ? sse.data : null);
+          this.observe(e);
+          out.push(e);
         }
         continue;
       }
       const e = classify(sse);
       if (e === "done") continue;
-      if (e.kind === "parsed") this.observe(e.ev);
-      else {
+      if (isUnread(e)) {
         // Unparsed: a delta's size is read from its text, an event's number follows the previous one's.
         if (e.kind === "delta") this.outputBytes += deltaBytesOf(e.data);
         else if (e.type === "response.created" || e.type === "response.in_progress") this.snapshotEvent = e;
         if (this.lastSequence >= 0) this.lastSequence++;
-      }
+      } else this.observe(e);
       out.push(e);
     }
     return out;
   }
 
-  private observe(ev: ResponsesStreamEvent): void {
+  private observe(e: TerminalEvent | ErrorEvent | OtherEvent): void {
+    const ev = e.ev;
     if (typeof ev.sequence_number === "number") this.lastSequence = ev.sequence_number;
-    if (typeof ev.delta === "string") this.outputBytes += Buffer.byteLength(ev.delta);
-    if (ev.response && typeof ev.response === "object") {
-      this.snapshotValue = ev.response as ResponseObject;
-      this.snapshotEvent = null;
+    switch (e.kind) {
+      case "terminal":
+        this.terminal = ev;
+        this.usage = e.usage;
+        if (e.response) this.noteSnapshot(e.response);
+        if (!this.failure && e.error) this.failure = e.error;
+        return;
+      case "error":
+        this.failure ??= e.error;
+        return;
+      case "other":
+        // Events the output bound made or cut, and events that could not stay unread, read as they are.
+        if (typeof ev.delta === "string") this.outputBytes += Buffer.byteLength(ev.delta);
+        if (ev.response && typeof ev.response === "object") this.noteSnapshot(ev.response as ResponseObject);
     }
-    if (TERMINAL_EVENT_TYPES.has(ev.type)) {
-      this.terminal = ev;
-      this.usage = usageOf(ev);
-    }
-    if (!this.failure && (ev.type === "error" || ev.type === "response.failed")) this.failure = streamErrorOf(ev);
+  }
+
+  private noteSnapshot(response: ResponseObject): void {
+    this.snapshotValue = response;
+    this.snapshotEvent = null;
   }
 
   /**

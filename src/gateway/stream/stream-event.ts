@@ -5,7 +5,8 @@
  * once: the ledger needs them whoever the caller is.
  */
 import { parseStreamEvent, type SseEvent } from "./sse/decode";
-import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../responses-types";
+import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
+import { streamErrorOf, usageOf, type StreamError } from "./upstream-events";
 
 /** Delta events: the model's output, counted (from their text) for a cut call's estimate. */
 export const DELTA_TYPES: ReadonlySet<string> = new Set([
@@ -40,7 +41,7 @@ export interface DeltaEvent {
   readonly ev: ResponsesStreamEvent;
 }
 
-/** Any other event that is not terminal nor an error, kept as text: its payload is parsed on first use of `ev`. */
+/** Any other Responses event (not terminal, not an error), kept as text: its payload is parsed on first use of `ev`. */
 export interface TextEvent {
   readonly kind: "text";
   readonly type: string;
@@ -48,19 +49,47 @@ export interface TextEvent {
   readonly ev: ResponsesStreamEvent;
 }
 
-/** The terminal event, an error, or an event whose text could not be kept: parsed on arrival. */
-export interface ParsedEvent {
-  readonly kind: "parsed";
-  readonly type: string;
+/** The response's end (completed, incomplete or failed): parsed on arrival, for what the ledger needs. */
+export interface TerminalEvent {
+  readonly kind: "terminal";
+  readonly type: TerminalType;
   /** Its upstream text; null when Gantry made the event. */
+  readonly data: string | null;
+  readonly ev: ResponsesStreamEvent;
+  readonly response: ResponseObject | null;
+  readonly usage: ResponsesUsage | null;
+  /** A `response.failed`'s error, else null. */
+  readonly error: StreamError | null;
+}
+
+/** An in-band `error` event: parsed on arrival. */
+export interface ErrorEvent {
+  readonly kind: "error";
+  readonly type: "error";
+  readonly data: string | null;
+  readonly ev: ResponsesStreamEvent;
+  readonly error: StreamError;
+}
+
+/** Any other event read whole: one whose text could not be kept, or one Gantry made. */
+export interface OtherEvent {
+  readonly kind: "other";
+  readonly type: string;
   readonly data: string | null;
   readonly ev: ResponsesStreamEvent;
 }
 
-export type UpstreamEvent = DeltaEvent | TextEvent | ParsedEvent;
+/** An upstream event by what the pipeline does with it. */
+export type UpstreamEvent = DeltaEvent | TextEvent | TerminalEvent | ErrorEvent | OtherEvent;
 
 /** An event forwarded as its text unless something reads it. */
 export type UnreadEvent = DeltaEvent | TextEvent;
+
+export type TerminalType = "response.completed" | "response.incomplete" | "response.failed";
+
+export function isUnread(e: UpstreamEvent): e is UnreadEvent {
+  return e.kind === "delta" || e.kind === "text";
+}
 
 class LazyEvent {
   private parsed: ResponsesStreamEvent | null = null;
@@ -79,8 +108,14 @@ class LazyEvent {
   }
 }
 
-export function parsedEvent(ev: ResponsesStreamEvent, data: string | null): ParsedEvent {
-  return { kind: "parsed", type: ev.type, data, ev };
+/** A parsed event, classified: terminal, error or other. `data` is its upstream text (null when Gantry made it). */
+export function parsedEvent(ev: ResponsesStreamEvent, data: string | null): TerminalEvent | ErrorEvent | OtherEvent {
+  if (TERMINAL_EVENT_TYPES.has(ev.type)) {
+    const response = ev.response !== null && typeof ev.response === "object" && !Array.isArray(ev.response) ? (ev.response as ResponseObject) : null;
+    return { kind: "terminal", type: ev.type as TerminalType, data, ev, response, usage: usageOf(ev), error: streamErrorOf(ev) };
+  }
+  if (ev.type === "error") return { kind: "error", type: "error", data, ev, error: streamErrorOf(ev)! };
+  return { kind: "other", type: ev.type, data, ev };
 }
 
 /**

@@ -9,7 +9,7 @@ import { mapStreamFailure, upstreamStreamError } from "../failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
 import { SSE_DONE, SSE_KEEPALIVE, encodeData } from "../sse/encode";
-import { OPENING_TYPES, type UpstreamEvent } from "../stream-event";
+import { OPENING_TYPES, isUnread, type UpstreamEvent } from "../stream-event";
 import { createResponsesStreamRewriter } from "../stream-rewrite";
 
 export class ChatSink implements PipelineSink<UpstreamEvent[]> {
@@ -29,7 +29,7 @@ export class ChatSink implements PipelineSink<UpstreamEvent[]> {
   push(batch: UpstreamEvent[]): string {
     let out = "";
     for (const e of batch) {
-      if (e.kind !== "parsed" && this.rewriter.skips(e)) {
+      if (isUnread(e) && this.rewriter.skips(e)) {
         // Left alone by the rewriter: an opening event is translated from its type, a delta from its fields.
         out += (OPENING_TYPES.has(e.type) ? this.translator.pushOpening(e.type) : null) ?? this.translate(e.ev);
       } else for (const o of this.rewriter.push(e.ev, e.data)) out += this.translate(o);

@@ -10,7 +10,7 @@ import { failedResponseEvent, mapStreamFailure } from "../failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
 import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../sse/encode";
-import { OBJECT_BEARING_TYPES, type UnreadEvent, type UpstreamEvent } from "../stream-event";
+import { OBJECT_BEARING_TYPES, isUnread, type UnreadEvent, type UpstreamEvent } from "../stream-event";
 import { createResponsesStreamRewriter } from "../stream-rewrite";
 
 export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
@@ -31,7 +31,7 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
   push(batch: UpstreamEvent[]): string {
     let out = "";
     for (const e of batch) {
-      if (e.kind !== "parsed" && this.asText(e) && this.rewriter.skips(e)) {
+      if (isUnread(e) && this.asText(e) && this.rewriter.skips(e)) {
         if (this.lastSequence >= 0) this.lastSequence++;
         // The type was checked against the payload's own and has no line break; the data is one line.
         out += `event: ${e.type}\ndata: ${this.keeper ? this.keeper.rewriteDelta(e) : e.data}\n\n`;
