@@ -85,3 +85,34 @@ time("collector (stream:false) + JSON.stringify", () => {
   for (const { ev } of evs) c.push(ev);
   return JSON.stringify(c.result());
 });
+
+// The stream pipeline's event handling (issue 20), when the checkout has it: the same stream read the old way (every
+// event parsed and pushed through the rewriter) and the pipeline's way (classified, unread events skipped).
+const pipeline = await src("gateway/stream/stream-event.ts").catch(() => null);
+time("responses events, every event parsed, rewritten, framed", () => {
+  const d = createSseDecoder();
+  const r = createResponsesStreamRewriter({ toolNames: new Set() });
+  let out = "";
+  for (const sse of d.push(streamBytes)) {
+    const ev = parseStreamEvent(sse) as ResponsesStreamEvent;
+    for (const o of r.push(ev)) out += o === ev ? `event: ${ev.type}\ndata: ${sse.data}\n\n` : encodeEvent(o);
+  }
+  return out;
+});
+if (pipeline) {
+  time("responses events, the pipeline's way (classified, unread ones skipped)", () => {
+    const d = createSseDecoder();
+    const r = createResponsesStreamRewriter({ toolNames: new Set() });
+    let out = "";
+    for (const sse of d.push(streamBytes)) {
+      const e = pipeline.classify(sse);
+      if (e === "done") continue;
+      if (pipeline.isUnread(e) && r.skips(e)) {
+        out += `event: ${e.type}\ndata: ${e.data}\n\n`;
+        continue;
+      }
+      for (const o of r.push(e.ev, e.data)) out += o === e.ev ? `event: ${e.type}\ndata: ${e.data}\n\n` : encodeEvent(o);
+    }
+    return out;
+  });
+}

@@ -31,6 +31,8 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
   maxEventBytes = DEFAULT_MAX_EVENT_BYTES;
   /** UTF-8 bytes of the deltas read so far (text, reasoning, tool arguments): the output an estimate counts. */
   private outputBytes = 0;
+  /** Unread deltas' texts, measured only if an estimate is asked for (a call cut before its usage came). */
+  private unreadDeltas: string[] = [];
 
   constructor(
     private readonly body: ReadableStream<Uint8Array>,
@@ -61,6 +63,8 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
 
   /** The tokens produced so far, estimated: for a call cut before the upstream reported its usage. */
   estimate(): TokenCounts {
+    for (const data of this.unreadDeltas) this.outputBytes += deltaBytesOf(data);
+    this.unreadDeltas = [];
     return { inputTokens: tokensOfBytes(Buffer.byteLength(this.sentJson)), outputTokens: tokensOfBytes(this.outputBytes), reasoningTokens: 0, cachedTokens: 0 };
   }
 
@@ -154,8 +158,8 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
       const e = classify(sse);
       if (e === "done") continue;
       if (isUnread(e)) {
-        // Unparsed: a delta's size is read from its text, an event's number follows the previous one's.
-        if (e.kind === "delta") this.outputBytes += deltaBytesOf(e.data);
+        // Unparsed: a delta's size is read from its text when needed, an event's number follows the previous one's.
+        if (e.kind === "delta") this.unreadDeltas.push(e.data);
         else if (e.type === "response.created" || e.type === "response.in_progress") this.snapshotEvent = e;
         if (this.lastSequence >= 0) this.lastSequence++;
       } else this.observe(e);

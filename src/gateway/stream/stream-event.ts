@@ -154,7 +154,9 @@ export function deltaBytesOf(data: string): number {
   return bytes;
 }
 
-/** Whether an event's JSON may carry tool markup: a `<`, raw or escaped as `\u003c`. */
+/** Whether an event's JSON may carry tool markup: a `<`, raw or escaped as `\u003c` (Go's encoder escapes it). */
 export function mayHoldMarkup(data: string): boolean {
-  return data.includes("<") || (data.includes("\\u003") && /\\u003[cC]/.test(data));
+  return MARKUP_CANDIDATE.test(data);
 }
+
+const MARKUP_CANDIDATE = /<|\\u003[cC]/;
