@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/responses-types";
-import { classify, isUnread } from "../../src/gateway/stream/stream-event";
+import { rewriteSkipping } from "../support/rewrite-skipping";
 import { createResponsesStreamRewriter } from "../../src/gateway/stream/stream-rewrite";
 import { anyEvents, eventsOf, streamSpec } from "./responses-stream-model";
 
@@ -25,14 +25,7 @@ function readingEvery(events: ResponsesStreamEvent[]): ResponsesStreamEvent[] {
 
 function skipping(events: ResponsesStreamEvent[]): ResponsesStreamEvent[] {
   const rw = createResponsesStreamRewriter({ toolNames: TOOLS, makeId: counter() });
-  const out: ResponsesStreamEvent[] = [];
-  for (const ev of events) {
-    const e = classify({ event: ev.type, data: JSON.stringify(ev) });
-    if (e === "done") continue;
-    if (isUnread(e) && rw.skips(e)) out.push(JSON.parse(e.data));
-    else out.push(...rw.push(e.ev, e.data));
-  }
-  return [...out, ...rw.finish()].map((ev) => JSON.parse(JSON.stringify(ev)));
+  return rewriteSkipping(events, rw).map((ev) => JSON.parse(JSON.stringify(ev)));
 }
 
 /** A message whose text deltas are drawn from plain text and pieces of tool markup. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
 import { createResponsesStreamRewriter } from "../../src/gateway/stream/stream-rewrite";
-import { classify, isUnread } from "../../src/gateway/stream/stream-event";
+import { rewriteSkipping } from "../support/rewrite-skipping";
 
 const TOOLS = new Set(["get_weather", "search"]);
 const MARKUP = '<tool_use>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_use>';
@@ -69,22 +69,8 @@ function rewrite(events: ResponsesStreamEvent[], tools: ReadonlySet<string> = TO
   }
   out.push(...rw.finish());
   // The pipeline's way gives the same stream: deltas the rewriter skips go out as their own text, unparsed.
-  expect(rewriteSkipping(events, tools)).toEqual(out);
+  expect(rewriteSkipping(events, createResponsesStreamRewriter({ toolNames: tools, makeId: counter() }))).toEqual(out);
   return { out, sameRef };
-}
-
-/** What the caller gets when the events arrive as SSE frames and unchanged deltas are forwarded without parsing. */
-function rewriteSkipping(events: ResponsesStreamEvent[], tools: ReadonlySet<string>): ResponsesStreamEvent[] {
-  const rw = createResponsesStreamRewriter({ toolNames: tools, makeId: counter() });
-  const out: ResponsesStreamEvent[] = [];
-  for (const ev of events) {
-    const e = classify({ event: ev.type, data: JSON.stringify(ev) });
-    if (e === "done") continue;
-    if (isUnread(e) && rw.skips(e)) out.push(JSON.parse(e.data));
-    else out.push(...rw.push(e.ev, e.data));
-  }
-  out.push(...rw.finish());
-  return out;
 }
 
 const deltasOf = (out: ResponsesStreamEvent[], index: number) =>

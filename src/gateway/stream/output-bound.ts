@@ -11,20 +11,11 @@
  * upstream that thinks long before it writes is bounded by what it writes.
  */
 import { createResponseCollector } from "./collect";
+import { DELTA_TYPES } from "./stream-event";
 import { BYTES_PER_TOKEN, tokensOfBytes } from "../limits/quota";
 import type { JsonObject, OutputItem, ResponsesRequest, ResponsesStreamEvent, ResponsesUsage } from "../responses-types";
 import type { PostedRequest } from "../upstream/post-responses";
 
-
-/** Deltas of output the model writes, each counting against the bound. */
-const COUNTED_DELTAS = new Set([
-  "response.output_text.delta",
-  "response.refusal.delta",
-  "response.reasoning_text.delta",
-  "response.reasoning_summary_text.delta",
-  "response.function_call_arguments.delta",
-  "response.custom_tool_call_input.delta",
-]);
 
 const utf8 = new TextEncoder();
 
@@ -79,7 +70,7 @@ export class OutputBound {
    */
   pass(ev: ResponsesStreamEvent): ResponsesStreamEvent[] {
     if (this.reached) return [];
-    if (COUNTED_DELTAS.has(ev.type) && typeof ev.delta === "string") {
+    if (DELTA_TYPES.has(ev.type) && typeof ev.delta === "string") {
       const size = Buffer.byteLength(ev.delta);
       if (this.used + size > this.budget) {
         const fits = utf8Prefix(ev.delta, this.budget - this.used);

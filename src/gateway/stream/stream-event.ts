@@ -8,7 +8,7 @@ import { parseStreamEvent, type SseEvent } from "./sse/decode";
 import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
 import { streamErrorOf, usageOf, type StreamError } from "./upstream-events";
 
-/** Delta events: the model's output, counted (from their text) for a cut call's estimate. */
+/** Delta events: the model's output, counted for a cut call's estimate and against an output bound Gantry enforces. */
 export const DELTA_TYPES: ReadonlySet<string> = new Set([
   "response.output_text.delta",
   "response.refusal.delta",
