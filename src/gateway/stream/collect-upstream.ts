@@ -16,6 +16,7 @@ export async function collectUpstream(
   toolNames: ReadonlySet<string>,
   keep?: (response: ResponseObject) => Promise<ResponseObject>,
 ): Promise<ResponseObject> {
+  source.readsAll = true;
   const sink = new CollectSink(toolNames, keep);
   await drainPipeline(call, source, sink);
   if (sink.error) throw sink.error;

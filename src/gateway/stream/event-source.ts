@@ -27,6 +27,11 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
   private snapshotValue: ResponseObject | null = null;
   private snapshotEvent: UnreadEvent | null = null;
   lastSequence = -1;
+  /**
+   * Every event parsed on arrival, none classified as unread: for a collected reply, whose collector reads every
+   * event anyway (classifying them first would only add work).
+   */
+  readsAll = false;
   /** The largest event (or line) buffered (GANTRY_MAX_UPSTREAM_EVENT_BYTES); a larger one makes read() throw. */
   maxEventBytes = DEFAULT_MAX_EVENT_BYTES;
   /** UTF-8 bytes of the deltas read so far (text, reasoning, tool arguments): the output an estimate counts. */
@@ -143,11 +148,11 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
     for (const sse of events) {
       // Nothing after the terminal event belongs to the response (a trailing [DONE], or noise).
       if (this.terminal) break;
-      if (this.bound) {
-        // The bound counts and cuts every delta: each event is read whole.
+      if (this.bound || this.readsAll) {
+        // The bound counts and cuts every delta, a collector reads every event: each is read whole.
         const ev = parseStreamEvent(sse);
         if (ev === "done") continue;
-        for (const passed of this.bound.pass(ev)) {
+        for (const passed of this.bound ? this.bound.pass(ev) : [ev]) {
           // An event the bound cut or made has no upstream text of its own.
           const e = parsedEvent(passed, passed === ev ? sse.data : null);
           this.observe(e);
