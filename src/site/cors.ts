@@ -20,25 +20,44 @@ const ANY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({
   "access-control-expose-headers": EXPOSE_HEADERS,
 });
 
+const NOT_LISTED: Readonly<Record<string, string>> = Object.freeze({ vary: "Origin" });
+
 export function isCorsPath(path: string): boolean {
   return path.startsWith("/api/v1/") || path === "/update/latest.json";
 }
 
 export class SiteCors {
   private readonly origins: ReadonlySet<string> | null;
+  /**
+   * The headers for each listed origin as sent, made once: the same object for the same origin lets a document
+   * reuse the headers it built for it (revalidation.ts).
+   */
+  private readonly echoed = new Map<string, Readonly<Record<string, string>>>();
 
   /** `origins`: the operator's list (empty = every origin). */
   constructor(origins: readonly string[]) {
     this.origins = origins.length === 0 ? null : new Set(origins.map((o) => o.toLowerCase()));
   }
 
+  /** Headers for a reply to `request`: its Origin header is read only when an origin list makes it matter. */
+  headersFor(request: Request): Readonly<Record<string, string>> {
+    return this.origins === null ? ANY_ORIGIN : this.headers(request.headers.get("origin"));
+  }
+
   /** Headers for a reply to `origin` (the request's Origin header, or null). */
   headers(origin: string | null): Readonly<Record<string, string>> {
     if (this.origins === null) return ANY_ORIGIN;
     if (origin !== null && this.origins.has(origin.toLowerCase())) {
-      return { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSE_HEADERS, vary: "Origin" };
+      let echoed = this.echoed.get(origin);
+      if (echoed === undefined) {
+        echoed = Object.freeze({ "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSE_HEADERS, vary: "Origin" });
+        // Only spellings of listed origins get here; bounded all the same.
+        if (this.echoed.size >= 64) this.echoed.clear();
+        this.echoed.set(origin, echoed);
+      }
+      return echoed;
     }
-    return { vary: "Origin" };
+    return NOT_LISTED;
   }
 
   /**

@@ -15,17 +15,35 @@ export function readParam(raw: Record<string, unknown>, name: string): string {
   return v.trim();
 }
 
-/** The 400 for the first parameter that appears twice in `url`, else undefined (the handler runs). */
-export function refuseRepeatedParams(url: string): Response | undefined {
+/** What a request without a query reads: no parameters. */
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
+
+/**
+ * The query of `url` as one value per name (what `readParam` reads), or the error for the first parameter given
+ * twice: one pass over the query for both the rule and the handler.
+ */
+export function singleParams(url: string): Readonly<Record<string, string>> | AppError {
   const q = url.indexOf("?");
   // The common case, no query at all, costs one scan for "?".
-  if (q === -1 || q === url.length - 1) return undefined;
-  const seen = new Set<string>();
-  for (const name of new URLSearchParams(url.slice(q + 1)).keys()) {
-    if (seen.has(name)) {
-      return errorResponse(new AppError("invalid_request", `Query parameter '${name.slice(0, 64)}' must be given once.`, { param: name.slice(0, 64) }));
+  return q === -1 ? NO_PARAMS : queryParams(url.slice(q + 1));
+}
+
+/** The same for a query string without its "?". */
+export function queryParams(query: string): Readonly<Record<string, string>> | AppError {
+  if (query === "") return NO_PARAMS;
+  // No prototype: a parameter named `__proto__` or `constructor` is just a parameter.
+  const params: Record<string, string> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (Object.hasOwn(params, name)) {
+      return new AppError("invalid_request", `Query parameter '${name.slice(0, 64)}' must be given once.`, { param: name.slice(0, 64) });
     }
-    seen.add(name);
+    params[name] = value;
   }
-  return undefined;
+  return params;
+}
+
+/** The 400 for the first parameter that appears twice in `url` (with `headers`, e.g. CORS), else undefined (the handler runs). */
+export function refuseRepeatedParams(url: string, headers?: Readonly<Record<string, string>>): Response | undefined {
+  const params = singleParams(url);
+  return params instanceof AppError ? errorResponse(params, headers as Record<string, string> | undefined) : undefined;
 }

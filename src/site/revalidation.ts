@@ -62,17 +62,62 @@ export function revalidatedJson(request: Request, value: unknown, status = 200):
   return revalidatedBody(request, body, documentEtag(body), status);
 }
 
-/** The same for a document already serialised (and tagged), e.g. from a cache. */
+/** The headers of a document reply (200, 304 and 412 alike; the 200 adds its content type). */
+function documentHeaders(etag: string, date: string, cors: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  return cors ? { "cache-control": DOCUMENT_CACHE_CONTROL, etag, date, ...cors } : { "cache-control": DOCUMENT_CACHE_CONTROL, etag, date };
+}
+
+/** The same for a document already serialised (and tagged). */
 export function revalidatedBody(request: Request, body: string, etag: string, status = 200): Response {
-  const cors = corsOf(request);
   // Dated here, not by Bun: a HEAD of the same document is dated by the same clock (http-date.ts says why).
-  const date = httpDate();
-  const headers = cors ? { "cache-control": DOCUMENT_CACHE_CONTROL, etag, date, ...cors } : { "cache-control": DOCUMENT_CACHE_CONTROL, etag, date };
+  const headers = documentHeaders(etag, httpDate(), corsOf(request));
   if (status === 200 && !ifMatchHolds(request.headers.get("if-match"), etag)) return preconditionFailed(headers);
   if (status === 200 && ifNoneMatchHits(request.headers.get("if-none-match"), etag)) {
     return new Response(null, { status: 304, headers });
   }
   return new Response(body, { status, headers: { ...headers, "content-type": "application/json" } });
+}
+
+/**
+ * The headers of one cached document's replies, made once per second (the Date), CORS choice and Vary, not per
+ * request: a Response copies a Headers object at a third of the cost of building one from a plain object.
+ */
+interface ReplyHeaders {
+  date: string;
+  cors: Readonly<Record<string, string>> | undefined;
+  vary: string | undefined;
+  ok: Headers;
+  notModified: Headers;
+}
+
+const replyHeaders = new WeakMap<object, ReplyHeaders>();
+
+function replyHeadersOf(doc: { etag: string }, cors: ReplyHeaders["cors"], vary: string | undefined): ReplyHeaders {
+  const date = httpDate();
+  let h = replyHeaders.get(doc);
+  if (h !== undefined && h.date === date && h.cors === cors && h.vary === vary) return h;
+  const notModified = new Headers(documentHeaders(doc.etag, date, cors));
+  if (vary !== undefined) notModified.append("vary", vary);
+  const ok = new Headers(notModified);
+  ok.set("content-type", "application/json");
+  h = { date, cors, vary, ok, notModified };
+  replyHeaders.set(doc, h);
+  return h;
+}
+
+/**
+ * What revalidatedBody answers, for a document kept by the document cache (its headers are made once, see
+ * ReplyHeaders); `vary` names a request header the chosen document depended on (a staged rollout's client id).
+ */
+export function documentReply(request: Request, doc: { body: string; etag: string }, vary?: string): Response {
+  const h = replyHeadersOf(doc, corsOf(request), vary);
+  if (!ifMatchHolds(request.headers.get("if-match"), doc.etag)) {
+    const res = preconditionFailed(documentHeaders(doc.etag, h.date, h.cors));
+    if (vary !== undefined) res.headers.append("vary", vary);
+    return res;
+  }
+  if (ifNoneMatchHits(request.headers.get("if-none-match"), doc.etag)) return new Response(null, { status: 304, headers: h.notModified });
+  return new Response(doc.body, { headers: h.ok });
 }
 
 /**
