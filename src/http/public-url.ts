@@ -32,24 +32,47 @@ export interface PublicUrlInput {
 }
 
 /**
- * Answers for requests without forwarding headers depend only on the scheme and Host, so they are kept (per
- * config; bounded, since clients choose the Host).
+ * Answers that depend only on the scheme and Host are kept (per config; bounded, since clients choose the Host):
+ * requests without forwarding headers, and every request when no proxy is trusted (forwarding headers from an
+ * untrusted peer are ignored, so they cannot change the answer). GANTRY_PUBLIC_URL is normalised once.
  */
-const memos = new WeakMap<object, Map<string, string>>();
+interface Memo {
+  /** GANTRY_PUBLIC_URL as read last, and its normalised form. */
+  publicUrl: string;
+  fixed: string;
+  http: Map<string, string>;
+  https: Map<string, string>;
+}
+const memos = new WeakMap<object, Memo>();
 const MEMO_ENTRIES = 256;
 
-export function publicBaseUrl(request: Request, config: Pick<Config, "publicUrl" | "trustedProxies">): string {
-  const host = request.headers.get("host");
-  const simple = host !== null && !config.publicUrl && !request.headers.has("x-forwarded-host") && !request.headers.has("x-forwarded-proto");
-  if (!simple) return resolveFromRequest(request, config);
+function memoOf(config: Pick<Config, "publicUrl" | "trustedProxies">): Memo {
   let memo = memos.get(config);
-  if (!memo) memos.set(config, (memo = new Map()));
-  const key = (request.url.startsWith("https:") ? "s " : "p ") + host;
-  let base = memo.get(key);
+  if (!memo) {
+    memo = { publicUrl: "", fixed: "", http: new Map(), https: new Map() };
+    memos.set(config, memo);
+  }
+  if (config.publicUrl !== memo.publicUrl) {
+    memo.publicUrl = config.publicUrl;
+    memo.fixed = config.publicUrl ? resolvePublicBaseUrl({ host: null, requestUrl: "", forwardedHost: null, forwardedProto: null, peer: "" }, config) : "";
+  }
+  return memo;
+}
+
+export function publicBaseUrl(request: Request, config: Pick<Config, "publicUrl" | "trustedProxies">): string {
+  const memo = memoOf(config);
+  if (memo.fixed !== "") return memo.fixed;
+  const host = request.headers.get("host");
+  if (host === null) return resolveFromRequest(request, config);
+  if (config.trustedProxies.length > 0 && (request.headers.has("x-forwarded-host") || request.headers.has("x-forwarded-proto"))) {
+    return resolveFromRequest(request, config);
+  }
+  const byHost = request.url.startsWith("https:") ? memo.https : memo.http;
+  let base = byHost.get(host);
   if (base === undefined) {
     base = resolveFromRequest(request, config);
-    if (memo.size >= MEMO_ENTRIES) memo.clear();
-    memo.set(key, base);
+    if (byHost.size >= MEMO_ENTRIES) byHost.clear();
+    byHost.set(host, base);
   }
   return base;
 }

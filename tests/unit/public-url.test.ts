@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { isTrustedPeer, parseIp } from "../../src/http/ip-ranges";
-import { isLoopbackName, resolvePublicBaseUrl, validHost, type PublicUrlInput } from "../../src/http/public-url";
+import { isLoopbackName, publicBaseUrl, resolvePublicBaseUrl, validHost, type PublicUrlInput } from "../../src/http/public-url";
+import { recordClientAddress } from "../../src/http/client-address";
 
 const cfg = (over: { publicUrl?: string; trustedProxies?: string[] } = {}) => ({ publicUrl: "", trustedProxies: [], ...over });
 const req = (over: Partial<PublicUrlInput>): PublicUrlInput => ({
@@ -102,5 +103,35 @@ describe("address helpers", () => {
     expect(validHost("[::1]:80")).toBe("[::1]:80");
     expect(validHost("[zz::1]")).toBeNull();
     expect(validHost("exa\"mple.com")).toBeNull();
+  });
+});
+
+describe("publicBaseUrl: the kept answers are the answers resolvePublicBaseUrl gives", () => {
+  const request = (url: string, headers: Record<string, string>, peer = "127.0.0.1") => {
+    const r = new Request(url, { headers });
+    recordClientAddress(r, () => peer);
+    return r;
+  };
+
+  test("no trusted proxy: forwarding headers never count, whoever sends them, and each Host and scheme has its own answer", () => {
+    const config = cfg();
+    expect(publicBaseUrl(request("http://127.0.0.1:8080/x", { host: "a.example.com" }), config)).toBe("https://a.example.com");
+    expect(publicBaseUrl(request("http://127.0.0.1:8080/x", { host: "a.example.com", "x-forwarded-host": "evil.example" }), config)).toBe("https://a.example.com");
+    expect(publicBaseUrl(request("http://127.0.0.1:8080/x", { host: "gantry:8080" }), config)).toBe("http://gantry:8080");
+    expect(publicBaseUrl(request("https://127.0.0.1:8080/x", { host: "gantry:8080" }), config)).toBe("https://gantry:8080");
+    expect(publicBaseUrl(request("http://127.0.0.1:8080/x", { host: "gantry:8080" }), config)).toBe("http://gantry:8080");
+  });
+
+  test("a trusted proxy's forwarding headers count, another peer's do not, and neither is kept for the next request", () => {
+    const config = cfg({ trustedProxies: ["10.0.0.0/8"] });
+    const forwarded = { host: "internal:8080", "x-forwarded-host": "updates.example.com", "x-forwarded-proto": "https" };
+    expect(publicBaseUrl(request("http://10.0.0.1:8080/x", forwarded, "10.0.0.5"), config)).toBe("https://updates.example.com");
+    expect(publicBaseUrl(request("http://10.0.0.1:8080/x", forwarded, "192.0.2.1"), config)).toBe("http://internal:8080");
+    expect(publicBaseUrl(request("http://10.0.0.1:8080/x", { host: "internal:8080" }, "10.0.0.5"), config)).toBe("http://internal:8080");
+  });
+
+  test("GANTRY_PUBLIC_URL wins, without its trailing slashes", () => {
+    const config = cfg({ publicUrl: "https://dl.example.com/gantry/" });
+    expect(publicBaseUrl(request("http://127.0.0.1:8080/x", { host: "a.example.com" }), config)).toBe("https://dl.example.com/gantry");
   });
 });
