@@ -1,0 +1,43 @@
+import { describe, expect, test } from "bun:test";
+import { createLogger } from "../../src/log";
+import { requestLog } from "../../src/http/request-log";
+
+const capture = (level: "debug" | "info" = "debug") => {
+  const lines: string[] = [];
+  return { lines, log: createLogger(level, (l) => lines.push(l), false) };
+};
+
+describe("log lines", () => {
+  test("members() writes the line the level methods write for the same fields", () => {
+    const { lines, log } = capture();
+    log.info("request", { requestId: "req_1", route: "/api/v1/latest", method: "GET", status: 200, durationMs: 0.4 });
+    log.members("info", "request", '"requestId":"req_1","route":"/api/v1/latest","method":"GET","status":200,"durationMs":0.4');
+    const [a, b] = lines.map((l) => JSON.parse(l));
+    expect(b).toEqual({ ...a, time: b.time });
+    log.members("warn", 'say "hi"', "");
+    expect(JSON.parse(lines[2])).toMatchObject({ level: "warn", msg: 'say "hi"' });
+  });
+
+  test("members() respects the level", () => {
+    const { lines, log } = capture("info");
+    log.members("debug", "request", '"a":1');
+    expect(lines).toEqual([]);
+  });
+
+  test("the request line: id, route template, method, status and duration, parseable JSON; quiet routes at debug, self-logged routes not at all", () => {
+    const { lines, log } = capture();
+    const { record } = requestLog({ log });
+    const request = new Request("http://x/api/v1/latest", { headers: { "x-request-id": "caller-id.1" } });
+    record(request, "/api/v1/latest", 304, performance.now() - 2);
+    record(new Request("http://x/healthz"), "/healthz", 200);
+    record(new Request("http://x/v1/models"), "/v1/models", 200);
+    record(new Request("http://x/odd", { method: "PROPFIND" }), 'odd "route"', 404);
+    const parsed = lines.map((l) => JSON.parse(l));
+    expect(parsed).toHaveLength(3);
+    expect(parsed[0]).toMatchObject({ level: "info", msg: "request", requestId: "caller-id.1", route: "/api/v1/latest", method: "GET", status: 304 });
+    expect(parsed[0].durationMs).toBeGreaterThanOrEqual(2);
+    expect(parsed[1]).toMatchObject({ level: "debug", route: "/healthz" });
+    expect(parsed[1].requestId).toMatch(/^req_/);
+    expect(parsed[2]).toMatchObject({ route: 'odd "route"', method: "OTHER", status: 404 });
+  });
+});
