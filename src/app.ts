@@ -1,6 +1,7 @@
 /**
  * createApp(deps): composes the feature plugins into one Elysia app. It never listens: the server shell
- * (server.ts) and the tests hand it requests.
+ * (server.ts) and the tests hand it requests. createServing(deps) also gives the public site documents as
+ * native routes (http/native-routes.ts), which the shell serves from Bun's route table ahead of the app.
  */
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, errorResponse } from "./errors";
@@ -25,7 +26,9 @@ import { GATEWAY_DOCS } from "./http/openapi-contract";
 import { requestLog, UNMATCHED_ROUTE } from "./http/request-log";
 import { createWebState } from "./http/web-state";
 import { siteRoutes } from "./site/routes";
+import { siteDocuments } from "./site/site-documents";
 import { corsOf } from "./site/cors";
+import type { NativeApp, NativeRoute } from "./http/native-routes";
 
 function gatewayRoutes(deps: AppDeps) {
   const app = new Elysia({ name: "gateway" });
@@ -43,21 +46,31 @@ function gatewayRoutes(deps: AppDeps) {
 }
 
 export function createApp(deps: AppDeps) {
+  return createServing(deps).app;
+}
+
+export function createServing(deps: AppDeps) {
   const web = createWebState(deps);
   const observed = requestLog(deps);
+  const documents = siteDocuments(deps);
   let root: AnyElysia | null = null;
   const allowedMethods = createMethodTable(() => root?.routes ?? []);
+  /** The envelope for an error a handler threw (Elysia's `code` for it, "UNKNOWN" outside Elysia). */
+  const errorReply = (request: Request, code: string | number, error: unknown, headers?: Record<string, string>): Response => {
+    // A path served with other methods is a 405 with Allow, not a 404 (the table is read from `root`'s routes).
+    const err = errorFromElysia(code, error, deps.log, { method: request.method, path: new URL(request.url).pathname, allowedMethods });
+    // The guard's security headers stay on errors, and so do the site's CORS headers (site/cors.ts).
+    return errorResponse(err, corsOf(request) as Record<string, string> | undefined, headers);
+  };
   const app = new Elysia()
     // First: timing and counting see every request, then access is decided before any routing or parsing.
     .use(observed.plugin)
     .use(accessGuard(deps, web, observed.record))
     .onError(({ code, error, set, request, route }) => {
-      // A path served with other methods is a 405 with Allow, not a 404 (the table is read from `root`'s routes).
-      const err = errorFromElysia(code, error, deps.log, { method: request.method, path: new URL(request.url).pathname, allowedMethods });
-      set.status = err.status;
-      observed.record(request, route || UNMATCHED_ROUTE, err.status);
-      // The guard's security headers stay on errors, and so do the site's CORS headers (site/cors.ts).
-      return errorResponse(err, corsOf(request) as Record<string, string> | undefined, set.headers as Record<string, string>);
+      const reply = errorReply(request, code, error, set.headers as Record<string, string>);
+      set.status = reply.status;
+      observed.record(request, route || UNMATCHED_ROUTE, reply.status);
+      return reply;
     })
     .use(landingRoutes(deps.config))
     .get("/healthz", () => ({ status: "ok" }))
@@ -77,7 +90,7 @@ export function createApp(deps: AppDeps) {
       return new Response(body, { headers: { "content-type": contentType, "cache-control": "no-store" } });
     })
     .use(gatewayRoutes(deps))
-    .use(siteRoutes(deps))
+    .use(siteRoutes(deps, documents))
     .use(keysApi(deps))
     .use(releasesApi(deps))
     .use(announcementPreviewApi(deps))
@@ -88,7 +101,11 @@ export function createApp(deps: AppDeps) {
     .use(staticAssets())
     .use(openApiRoutes(() => root!));
   root = app;
-  return app;
+  const native: { routes: readonly NativeRoute[]; app: NativeApp } = {
+    routes: documents.routes,
+    app: { record: observed.record, fail: (request, error) => errorReply(request, "UNKNOWN", error) },
+  };
+  return { app, native };
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -6,7 +6,8 @@
 import { exactHeadReply } from "./http/head-reply";
 import type { Server } from "bun";
 import { readFileSync, statSync } from "node:fs";
-import { createApp } from "./app";
+import { createServing } from "./app";
+import { nativeRouteTable, type NativeShell } from "./http/native-routes";
 import { recordClientAddress } from "./http/client-address";
 import { recordConnectionHold } from "./http/connection-hold";
 import { badTargetResponse, pathnameOf, shellErrorResponse } from "./http/errors";
@@ -51,11 +52,29 @@ function withHeader(res: Response, name: string, value: string): Response {
 }
 
 export function startServer(deps: AppDeps, options: { hostname: string; port: number }): RunningServer {
-  const app = createApp(deps);
+  const { app, native } = createServing(deps);
   const { config, log } = deps;
   const tls = config.tlsCert ? { cert: config.tlsCert, key: config.tlsKey } : null;
   const hsts = tls && config.hstsMaxAgeSeconds > 0 ? `max-age=${config.hstsMaxAgeSeconds}` : null;
   const trusted = config.trustedProxies;
+
+  /** Every request, native route or not: the idle cut on, whatever the request before it on this connection did,
+   *  and how to ask the socket for the peer's address (`original`: the request Bun gave, which it knows). */
+  const prepare = (request: Request, original: Request, srv: Server<undefined>): void => {
+    srv.timeout(original, config.idleTimeoutSeconds);
+    recordClientAddress(request, () => srv.requestIP(original)?.address, trusted);
+  };
+  /** Every reply: HEAD replies corrected on the way out (head-reply.ts), HSTS under TLS. */
+  const finish = (method: string, res: Response): Response => {
+    const exact = method === "HEAD" ? exactHeadReply(res) : res;
+    return hsts ? withHeader(exact, "strict-transport-security", hsts) : exact;
+  };
+  const shell: NativeShell = {
+    prepare: (request, srv) => prepare(request, request, srv),
+    finish: (request, res) => finish(request.method, res),
+  };
+  // The public documents, served by Bun's router ahead of Elysia (native-routes.ts says why and what they keep).
+  const routes = nativeRouteTable(native.routes, native.app, shell);
 
   const listen = (port: number) =>
     Bun.serve({
@@ -69,19 +88,19 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
       idleTimeout: config.idleTimeoutSeconds,
       // Never Bun's own error page (in development mode it shows source lines): the envelope, always.
       error: (err) => shellErrorResponse(err, log),
+      routes,
       fetch(request, srv) {
         const pathname = pathnameOf(request.url);
         if (pathname === null) return badTargetResponse();
         const original = request;
-        // Each request starts with the idle cut on, whatever the request before it on this connection did.
-        srv.timeout(original, config.idleTimeoutSeconds);
         request = routableRequest(request, srv);
-        recordClientAddress(request, () => srv.requestIP(original)?.address, trusted);
+        prepare(request, original, srv);
         recordConnectionHold(request, { hold: () => srv.timeout(original, 0), release: () => srv.timeout(original, config.idleTimeoutSeconds) });
-        // HEAD replies are corrected on the way out (head-reply.ts); GET and the rest are left untouched.
-        const reply = request.method === "HEAD" ? app.handle(request).then(exactHeadReply) : app.handle(request);
-        if (!hsts) return reply;
-        return reply.then((res) => withHeader(res, "strict-transport-security", hsts));
+        const reply = app.handle(request);
+        // GET and the rest without HSTS are left untouched (no extra promise).
+        if (request.method !== "HEAD" && !hsts) return reply;
+        const method = request.method;
+        return reply.then((res) => finish(method, res));
       },
     });
 

@@ -1,39 +1,22 @@
 /**
- * GET /api/v1/announcements and POST /api/v1/client/heartbeat. Routes validate and delegate: the rules are in
- * announcements.ts and heartbeat-input.ts, the writes in the engagement services.
+ * POST /api/v1/client/heartbeat. The route validates and delegates: the rules are in heartbeat-input.ts, the
+ * writes in the engagement services. GET /api/v1/announcements is a site document (site-documents.ts).
  */
 import { Elysia } from "elysia";
 import { corsOf } from "./cors";
-import { whenReady } from "./document-cache";
 import type { EngagementServices } from "./engagement-services";
 import { readJsonObject } from "../http/body";
-import { parseAnnouncementQuery } from "./announcements/announcements";
-import { revalidatedBody } from "./revalidation";
 import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeats/heartbeat-input";
 
-/** Repeated parameters stay arrays so the query parser can refuse them instead of picking one. */
-function queryOf(request: Request): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of new URL(request.url).searchParams) {
-    const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-  }
-  return out;
-}
-
 export interface EngagementRoutesDeps {
-  engagement: Pick<EngagementServices, "announcements" | "heartbeats">;
+  engagement: Pick<EngagementServices, "heartbeats">;
   now: () => number;
 }
 
 export function engagementRoutes(deps: EngagementRoutesDeps) {
-  const { announcements, heartbeats } = deps.engagement;
+  const { heartbeats } = deps.engagement;
   const reply = JSON.stringify(heartbeatReply());
   return new Elysia({ name: "site-engagement" })
-    .get("/api/v1/announcements", ({ request }) => {
-      const doc = announcements.rendered(parseAnnouncementQuery(queryOf(request)));
-      return whenReady(doc, (d) => revalidatedBody(request, d.body, d.etag));
-    })
     .post(
       "/api/v1/client/heartbeat",
       async ({ request }) => {

@@ -1,0 +1,142 @@
+/**
+ * The release documents, /api/v1/latest and /update/latest.json, as plain functions of the request and its query:
+ * the site's Elysia routes and Bun's native route table (site-documents.ts) both call them, so each behaviour
+ * has one definition. Documents come from the pure builders in latest.ts, kept rendered by the document cache.
+ */
+import type { Config } from "../../config";
+import type { ChangeFeed } from "../../store/change-feed";
+import { AppError, errorResponse } from "../../errors";
+import { publicBaseUrl } from "../../http/public-url";
+import { buildLatestDocument, buildLegacyManifestOf, isFilteredQuery, parseLatestQuery, planLatest, planLegacyManifest, type LatestPlan } from "./latest";
+import { rolloutClientId, rolloutOffers } from "./rollout";
+import { readParam } from "../query-params";
+import { DOCUMENT_CACHE_CONTROL, documentReply } from "../revalidation";
+import { corsOf } from "../cors";
+import { DocumentCache, renderDocument, whenReady, type RenderedDocument } from "../document-cache";
+import { HEARTBEAT_INTERVAL_SECONDS, ONLINE_WINDOW_SECONDS } from "../heartbeats/heartbeat-input";
+import type { ReleaseServices } from "./release-services";
+import type { LatestQuery } from "../types";
+
+export interface ReleaseDocumentsDeps {
+  /** Public URL and trusted proxies: the links in documents point where the client reached us. */
+  config: Pick<Config, "publicUrl" | "trustedProxies">;
+  /** Documents are rebuilt when the releases change (by this process, another one, or the CLI). */
+  changes: Pick<ChangeFeed, "version">;
+  /** The releases as documents offer them (signed-offer.ts). */
+  releases: Pick<ReleaseServices, "offered">;
+}
+
+/** The query parameters of a request, one value per name (query-params.ts). */
+type Params = Readonly<Record<string, string>>;
+
+/**
+ * A document route in two halves: `read`, what the route makes of its query parameters (pure: site-documents.ts
+ * keeps its answer, or its AppError, per query string), and `reply`, the document for the request.
+ */
+export interface DocumentRoute<Q> {
+  read(params: Params): Q;
+  reply(request: Request, query: Q, params: Params): Response | Promise<Response>;
+}
+
+export function releaseDocuments(deps: ReleaseDocumentsDeps): { latest: DocumentRoute<LatestQuery>; manifest: DocumentRoute<null> } {
+  const { offered } = deps.releases;
+  const documents = new DocumentCache(() => deps.changes.version("releases"));
+  /** The key of the unfiltered document per base URL, made once: a key built per request is hashed per request. */
+  const unfiltered = new Map<string, string>();
+  const latestKey = (baseUrl: string, q: LatestQuery): string => {
+    if (isFilteredQuery(q)) return `latest\n${baseUrl}\n${q.platform ?? ""}\n${q.arch ?? ""}\n${q.fileType ?? ""}`;
+    let key = unfiltered.get(baseUrl);
+    if (key === undefined) {
+      key = `latest\n${baseUrl}\n\n\n`;
+      if (unfiltered.size >= 256) unfiltered.clear();
+      unfiltered.set(baseUrl, key);
+    }
+    return key;
+  };
+  return {
+    /**
+     * Decision: with no release published yet the answer is 200 with an empty document (version "", no
+     * assets): clients still need the heartbeat settings, and "nothing to update to" is not an error.
+     * Pre-releases are never offered here.
+     */
+    latest: {
+      read: parseLatestQuery,
+      reply(request, q, params) {
+        const baseUrl = publicBaseUrl(request, deps.config);
+        const variants = documents.getValue(latestKey(baseUrl, q), async () => {
+          const ctx = { baseUrl, heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS, onlineWindowSeconds: ONLINE_WINDOW_SECONDS };
+          return renderVariants(planLatest(await offered(), q), (r) => buildLatestDocument(r, q, ctx));
+        });
+        return whenReady(variants, (v) => variantReply(request, params, v));
+      },
+    },
+    /**
+     * Decision: with no downloadable web-*.zip in any (non pre-)release the answer is 404 with the error
+     * envelope, still marked `no-cache` so the first published bundle is seen at once. A missing manifest
+     * is what the earlier static site answered, and an updater treats it as "no update available".
+     */
+    manifest: {
+      read: () => null,
+      reply(request, _none, params) {
+        const baseUrl = publicBaseUrl(request, deps.config);
+        const variants = documents.getValue(`manifest\n${baseUrl}`, async () =>
+          renderVariants(planLegacyManifest(await offered()), (r) => buildLegacyManifestOf(r, { baseUrl })),
+        );
+        return whenReady(variants, (v) => {
+          const m = v.staged.length === 0 ? v.base : pickRendered(v, clientIdOf(request, params));
+          if (m.empty) {
+            const res = errorResponse(new AppError("not_found", "No web bundle (web-*.zip) has been published yet."), {
+              "cache-control": DOCUMENT_CACHE_CONTROL,
+              ...corsOf(request),
+            });
+            if (v.staged.length > 0) res.headers.append("vary", CLIENT_ID_HEADER_NAME);
+            return res;
+          }
+          return variantReply(request, params, v, m);
+        });
+      },
+    },
+  };
+}
+
+/**
+ * The rendered documents of a plan: `base` for everyone, one per release in a staged rollout. With no rollout
+ * in progress (`staged` empty) the reply is `base` and no client is looked at.
+ */
+interface RenderedVariants {
+  base: RenderedDocument;
+  staged: Array<{ release: LatestPlan["staged"][number]; doc: RenderedDocument }>;
+}
+
+function renderVariants(plan: LatestPlan, build: (r: LatestPlan["base"]) => unknown): RenderedVariants {
+  return {
+    base: renderDocument(build(plan.base)),
+    staged: plan.staged.map((release) => ({ release, doc: renderDocument(build(release)) })),
+  };
+}
+
+const CLIENT_ID_HEADER_NAME = "X-App-Client-ID";
+
+/** The client's id: the X-App-Client-ID header, else the `client_id` query parameter; malformed = none. */
+function clientIdOf(request: Request, params: Params): string | null {
+  const header = request.headers.get(CLIENT_ID_HEADER_NAME);
+  if (header !== null && header.trim() !== "") return rolloutClientId(header);
+  return rolloutClientId(readParam(params, "client_id"));
+}
+
+function pickRendered(v: RenderedVariants, clientId: string | null): RenderedDocument {
+  if (clientId !== null) {
+    for (const s of v.staged) if (rolloutOffers(s.release, clientId)) return s.doc;
+  }
+  return v.base;
+}
+
+/**
+ * The document for this client, revalidated against its own ETag (each variant is a different body, so a
+ * different tag). While a rollout is in progress the reply varies with the header: `Vary: X-App-Client-ID`
+ * (the query parameter is part of the URL already).
+ */
+function variantReply(request: Request, params: Params, v: RenderedVariants, chosen?: RenderedDocument): Response {
+  if (v.staged.length === 0) return documentReply(request, v.base);
+  return documentReply(request, chosen ?? pickRendered(v, clientIdOf(request, params)), CLIENT_ID_HEADER_NAME);
+}
