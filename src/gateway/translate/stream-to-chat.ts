@@ -13,13 +13,8 @@ import type { ResponsesStreamEvent } from "../responses-types";
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types";
 import { mapStreamFailure } from "../stream/failure";
 import { finishReason, usageToChat } from "./responses-to-chat";
-import { encodeData } from "../stream/sse/encode";
+import { encodeDataAll } from "../stream/sse/encode";
 
-function encodeAll(objs: object[]): string {
-  let out = "";
-  for (const o of objs) out += encodeData(o);
-  return out;
-}
 
 export interface ChatStreamTranslatorOptions {
   id: string;
@@ -251,14 +246,14 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
 
   function pushEncoded(ev: ResponsesStreamEvent): string {
     if (ended || ev.type !== "response.output_text.delta" || typeof ev.delta !== "string" || (Array.isArray(ev.logprobs) && ev.logprobs.length > 0)) {
-      return encodeAll(push(ev));
+      return encodeDataAll(push(ev));
     }
     const delta = ev.delta;
     if (delta === "") return "";
     const key = `${typeof ev.output_index === "number" ? ev.output_index : -1}:${typeof ev.content_index === "number" ? ev.content_index : 0}:content`;
     textSent.set(key, (textSent.get(key) ?? "") + delta);
     emittedOutput = true;
-    const head = opened ? "" : encodeAll(open());
+    const head = opened ? "" : encodeDataAll(open());
     return head + contentHead + JSON.stringify(delta) + contentTail;
   }
 
@@ -266,7 +261,7 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
     push,
     pushEncoded,
     pushOpening(type: string): string | null {
-      if (type === "response.created" || type === "response.in_progress") return ended ? "" : encodeAll(open());
+      if (type === "response.created" || type === "response.in_progress") return ended ? "" : encodeDataAll(open());
       if (type === "response.content_part.added" || type === "response.reasoning_summary_part.added") return "";
       return null;
     },

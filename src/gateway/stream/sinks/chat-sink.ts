@@ -8,7 +8,7 @@ import { createChatStreamTranslator, type ChatStreamTranslatorOptions } from "..
 import { mapStreamFailure, upstreamStreamError } from "../failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
-import { SSE_DONE, SSE_KEEPALIVE, encodeData } from "../sse/encode";
+import { SSE_DONE, SSE_KEEPALIVE, encodeData, encodeDataAll } from "../sse/encode";
 import { OPENING_TYPES, isUnread, type UpstreamEvent } from "../stream-event";
 import { createResponsesStreamRewriter } from "../stream-rewrite";
 
@@ -42,8 +42,8 @@ export class ChatSink implements PipelineSink<UpstreamEvent[]> {
     for (const o of this.rewriter.finish()) out += this.translate(o);
     // The upstream's own error was already translated into an error frame; a stream that just stopped gets one
     // saying so, with the same code a non-streaming caller would get.
-    if (failure && !this.source.failure) out += encodeAll(this.translator.fail({ message: failure.message, type: "upstream_error", code: failure.code }));
-    out += encodeAll(this.translator.finish()) + SSE_DONE;
+    if (failure && !this.source.failure) out += encodeDataAll(this.translator.fail({ message: failure.message, type: "upstream_error", code: failure.code }));
+    out += encodeDataAll(this.translator.finish()) + SSE_DONE;
     return { out, status: failure ? mapStreamFailure(failure.code, failure.message).status : 200 };
   }
 
@@ -55,7 +55,7 @@ export class ChatSink implements PipelineSink<UpstreamEvent[]> {
 
   broken(err: unknown): FailureOutcome {
     const e = upstreamStreamError(err);
-    return { status: e.status, code: e.code, out: encodeAll(this.translator.fail({ message: e.message, type: e.type, code: e.code })) + SSE_DONE };
+    return { status: e.status, code: e.code, out: encodeDataAll(this.translator.fail({ message: e.message, type: e.type, code: e.code })) + SSE_DONE };
   }
 
   private translate(ev: ResponsesStreamEvent): string {
@@ -63,8 +63,3 @@ export class ChatSink implements PipelineSink<UpstreamEvent[]> {
   }
 }
 
-function encodeAll(objs: object[]): string {
-  let out = "";
-  for (const o of objs) out += encodeData(o);
-  return out;
-}

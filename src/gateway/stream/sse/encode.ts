@@ -28,3 +28,10 @@ export function encodeData(obj: unknown): string {
   // JSON.stringify(undefined) is undefined, which would print "undefined": send JSON null instead.
   return `data: ${JSON.stringify(obj) ?? "null"}\n\n`;
 }
+
+/** Data-only frames of several objects, in order. */
+export function encodeDataAll(objs: readonly object[]): string {
+  let out = "";
+  for (const o of objs) out += encodeData(o);
+  return out;
+}
