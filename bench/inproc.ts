@@ -54,6 +54,7 @@ const auth = { authorization: `Bearer ${apiKey}`, "content-type": "application/j
 const chatBody = JSON.stringify({ model: "demo-mini", stream: true, messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "Say hello to the benchmark." }] });
 const cases: Record<string, () => Request> = {
   "responses-stream": () => new Request("http://127.0.0.1/v1/responses", { method: "POST", headers: auth, body: RESPONSES_STREAM_BODY }),
+  "responses-stream-unkept": () => new Request("http://127.0.0.1/v1/responses", { method: "POST", headers: auth, body: RESPONSES_STREAM_BODY.replace('"stream":true', '"stream":true,"store":false') }),
   "responses-raw": () => new Request("http://127.0.0.1/v1/responses", { method: "POST", headers: { ...auth, "x-upstream-mode": "raw" }, body: RESPONSES_STREAM_BODY }),
   "responses-collect": () => new Request("http://127.0.0.1/v1/responses", { method: "POST", headers: auth, body: RESPONSES_STREAM_BODY.replace('"stream":true', '"stream":false') }),
   "chat-stream": () => new Request("http://127.0.0.1/v1/chat/completions", { method: "POST", headers: auth, body: chatBody }),

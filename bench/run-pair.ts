@@ -72,7 +72,10 @@ export async function measuredRun(
 }
 
 export function runProblems(r: RunRecord): string | null {
-  if (r.requests === 0) return `${r.server}: no request completed`;
+  if (r.requests === 0) {
+    const cpu = Number.isFinite(r.serverCpuUtil) ? `${Math.round(r.serverCpuUtil * 100)}%` : "?";
+    return `${r.server}: no request completed in ${r.seconds.toFixed(1)} s (server CPU ${cpu}, ${r.socketErrors} socket errors, ${r.timeouts} timeouts)`;
+  }
   if (r.statusErrors > 0) return `${r.server}: ${r.statusErrors} of ${r.requests} answers were not 2xx/3xx`;
   return null;
 }
@@ -82,6 +85,9 @@ function serverOf(ctx: BenchContext, side: Side): Proc {
   if (!p) throw new Error(`server ${side.server} is not running`);
   return p;
 }
+
+/** A quick (smoke) run that completed no request is measured once more over this window before it fails. */
+const QUICK_RETRY_SECONDS = 5;
 
 export async function runPair(sc: PairScenario, ctx: BenchContext, o: RunOptions, res: ScenarioResult): Promise<void> {
   const base = serverOf(ctx, sc.baseline);
@@ -100,7 +106,14 @@ export async function runPair(sc: PairScenario, ctx: BenchContext, o: RunOptions
   for (let i = 0; i < o.runs; i++) {
     for (const [proc, side, name] of [[base, sc.baseline, "baseline"], [target, sc.target, "target"]] as const) {
       await sleep(200);
-      const { record } = await measuredRun(proc, name, await side.load(ctx), sc.connections, o);
+      let { record } = await measuredRun(proc, name, await side.load(ctx), sc.connections, o);
+      if (o.quick && record.requests === 0) {
+        // The smoke run's one-second window, with no warm-up, can close before a machine still busy with what ran
+        // before (CI runs it after the test suites) answers its first request. It checks that every scenario
+        // works, not how fast: measured again over a longer window, and said so, before it counts as a failure.
+        res.notes.push(`${runProblems(record)}; measured again over ${QUICK_RETRY_SECONDS} s`);
+        ({ record } = await measuredRun(proc, name, await side.load(ctx), sc.connections, o, QUICK_RETRY_SECONDS));
+      }
       res.runs.push(record);
       const problem = runProblems(record);
       if (problem) throw new Error(problem);
