@@ -125,6 +125,11 @@ export async function runPair(sc: PairScenario, ctx: BenchContext, o: RunOptions
     target: summarizeSide(res.runs.filter((r) => r.side === "target")),
   };
   res.ratios = pairRatios(res.runs);
+  const cpu = res.ratios.cpu;
+  if (sc.targets.length === 0 && !sc.addedLatency && cpu) {
+    // Context rows (no target) still show how the two sides compare.
+    res.values.summary = `CPU/req: **${cpu.median.toFixed(2)}×** (${cpu.min.toFixed(2)}–${cpu.max.toFixed(2)}) the baseline`;
+  }
   if (sc.addedLatency && res.sides.baseline && res.sides.target) {
     const added = res.sides.target.p50Ms - res.sides.baseline.p50Ms;
     res.values["p50 added by Gantry (ms)"] = Math.round(added * 1000) / 1000;

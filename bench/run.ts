@@ -175,6 +175,9 @@ async function main(): Promise<number> {
     if (needsServer("bare-proxy")) {
       procs.push((ctx.servers["bare-proxy"] = await startBaselineProxy(workDir, upstreamBase, o.serverCpus)));
     }
+    if (needsServer("js-relay")) {
+      procs.push((ctx.servers["js-relay"] = await startBaselineProxy(workDir, upstreamBase, o.serverCpus, {}, "relay")));
+    }
     if (needsServer("gantry")) {
       const dataDir = join(workDir, "gantry-data");
       mkdirSync(dataDir, { recursive: true });

@@ -7,7 +7,7 @@ import type { DynamicLoad, LoadRequest } from "./load";
 import type { Proc } from "./servers";
 
 /** "gantry-shared": the same data on PostgreSQL + Redis (its CPU counts theirs too). */
-export type ServerName = "gantry" | "gantry-shared" | "bare-proxy" | "bun-static" | "nginx" | "upstream";
+export type ServerName = "gantry" | "gantry-shared" | "bare-proxy" | "js-relay" | "bun-static" | "nginx" | "upstream";
 
 export interface BenchContext {
   servers: Partial<Record<ServerName, Proc>>;
@@ -232,6 +232,16 @@ export const SCENARIOS: Scenario[] = [
       { metric: "rps-ratio", op: ">=", value: 0.7, text: "req/s ≥ 0.7× bare proxy" },
     ],
     note: "kept for previous_response_id, as by default",
+  },
+  {
+    kind: "pair",
+    name: "relay-floor",
+    title: "the same stream through a minimal JavaScript relay (reads the body, splits frames, parses the terminal event's usage)",
+    connections: 50,
+    baseline: proxyStream,
+    target: { ...proxyStream, server: "js-relay" },
+    targets: [],
+    note: "no target: the floor, in this run, of any gateway on Bun that reads the events in JavaScript (the target column is the relay, not Gantry)",
   },
   {
     kind: "pair",

@@ -113,11 +113,12 @@ export async function startUpstream(workDir: string, cpus: string | null, env: R
   return spawnServer({ name, cmd: [BUN, join(ROOT, "bench/upstream-server.ts"), String(port)], port, readyPath: "/v1/models", workDir, cpus, env });
 }
 
-export async function startBaselineProxy(workDir: string, upstreamBase: string, cpus: string | null, env: Record<string, string | undefined> = {}): Promise<Proc> {
+/** The bare proxy (`pipe`, the default) or the minimal JavaScript relay (`relay`): see bench/baseline-proxy.ts. */
+export async function startBaselineProxy(workDir: string, upstreamBase: string, cpus: string | null, env: Record<string, string | undefined> = {}, mode: "pipe" | "relay" = "pipe"): Promise<Proc> {
   const port = await freePort();
   return spawnServer({
-    name: "bare-proxy",
-    cmd: [BUN, join(ROOT, "bench/baseline-proxy.ts"), String(port), upstreamBase],
+    name: mode === "pipe" ? "bare-proxy" : "js-relay",
+    cmd: [BUN, join(ROOT, "bench/baseline-proxy.ts"), String(port), upstreamBase, mode],
     port,
     readyPath: "/",
     workDir,
