@@ -14,7 +14,9 @@ export function lastUsageObject(text: string): ResponsesUsage | null {
   for (let at = text.lastIndexOf('"usage"'); at >= 0; at = text.lastIndexOf('"usage"', at - 1)) {
     const open = text.indexOf("{", at);
     const colon = text.indexOf(":", at + 7);
-    if (open < 0 || colon < 0 || colon > open || text.slice(colon + 1, open).trim() !== "") continue;
+    // A key: only blanks between it and its colon, and between the colon and the brace (a string value "usage"
+    // followed by another key's object is not it).
+    if (open < 0 || colon < 0 || colon > open || text.slice(at + 7, colon).trim() !== "" || text.slice(colon + 1, open).trim() !== "") continue;
     const end = matchingBrace(text, open);
     if (end < 0) continue;
     try {
@@ -25,6 +27,19 @@ export function lastUsageObject(text: string): ResponsesUsage | null {
     }
   }
   return null;
+}
+
+/**
+ * A terminal event's usage read from its JSON text, without parsing the response it carries (whose output is the
+ * whole answer, so parsing it costs as much as the answer is long): the text's last `"usage": {…}` object, taken
+ * only when it has usage's shape (token counts as numbers). A response object writes `usage` after everything that
+ * could hold a key of that name (tool and output schemas); a candidate of another shape is not trusted. undefined
+ * when the text does not show usage that way: the caller then parses the event.
+ */
+export function terminalUsageFromText(data: string): ResponsesUsage | undefined {
+  const usage = lastUsageObject(data);
+  if (usage === null || typeof usage.input_tokens !== "number" || typeof usage.output_tokens !== "number") return undefined;
+  return usage;
 }
 
 /** The index of the `}` closing the object opened at `open`, skipping strings; -1 when it does not close. */

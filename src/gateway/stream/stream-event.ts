@@ -127,12 +127,17 @@ export function parsedEvent(ev: ResponsesStreamEvent, data: string | null): Term
 export function classify(sse: SseEvent): UpstreamEvent | "done" {
   const name = sse.event;
   const data = sse.data;
-  if (name !== undefined && name.startsWith("response.") && !TERMINAL_EVENT_TYPES.has(name) && data.startsWith('{"type":"') && data.startsWith(name, 9) && data.charCodeAt(9 + name.length) === 34 && data.charCodeAt(data.length - 1) === 125 && !data.includes("\n")) {
+  if (name !== undefined && name.startsWith("response.") && !TERMINAL_EVENT_TYPES.has(name) && opensWithType(data, name) && data.charCodeAt(data.length - 1) === 125 && !data.includes("\n")) {
     return new LazyEvent(DELTA_TYPES.has(name) ? "delta" : "text", name, data, sse) as UnreadEvent;
   }
   const ev = parseStreamEvent(sse);
   if (ev === "done") return "done";
   return parsedEvent(ev, data);
+}
+
+/** Whether an event's JSON text opens with `{"type":"NAME"`: its payload says the type its SSE name says. */
+export function opensWithType(data: string, name: string): boolean {
+  return data.startsWith('{"type":"') && data.startsWith(name, 9) && data.charCodeAt(9 + name.length) === 34;
 }
 
 /**

@@ -1,16 +1,17 @@
 /**
  * Raw passthrough through the pipeline: the upstream's bytes go to the caller as they arrive, and only what metering
  * needs is read from them. An event stream is searched (as bytes, undecoded) for the name of a terminal event; only
- * from there is it decoded and that event parsed, for its usage. A JSON reply is read for its `usage` as it passes
- * and its last chunk waits for the ledger's commit.
+ * from there is it decoded, and that event's usage read from its text (parsed only when the text does not show it).
+ * A JSON reply is read for its `usage` as it passes and its last chunk waits for the ledger's commit.
  */
 import type { UsageMeter } from "../../call";
 import type { ResponsesUsage } from "../../responses-types";
 import { TERMINAL_EVENT_TYPES } from "../../responses-types";
 import type { TokenCounts } from "../../usage/settle";
-import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject } from "../json-usage";
+import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject, terminalUsageFromText } from "../json-usage";
 import type { PipelineSink, PipelineSource } from "../pipeline";
 import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDecoder } from "../sse/decode";
+import { opensWithType } from "../stream-event";
 import { usageOf } from "../upstream-events";
 
 const TERMINAL_MARKERS = [...TERMINAL_EVENT_TYPES].map((t) => Buffer.from(t));
@@ -124,6 +125,14 @@ export class RawSseRelay extends RawRelay {
     for (const sse of this.decoder.push(from)) {
       // Only terminal events carry usage: an event that names another type is not parsed.
       if (sse.event !== undefined && !TERMINAL_EVENT_TYPES.has(sse.event)) continue;
+      // A terminal event that says so in its payload's first bytes: its usage is read from its text, not parsed
+      // with the whole answer it carries.
+      const usage = sse.event !== undefined && opensWithType(sse.data, sse.event) ? terminalUsageFromText(sse.data) : undefined;
+      if (usage !== undefined) {
+        this.usage = usage;
+        this.ended = true;
+        continue;
+      }
       try {
         const ev = parseStreamEvent(sse);
         if (ev !== "done" && TERMINAL_EVENT_TYPES.has(ev.type)) {
