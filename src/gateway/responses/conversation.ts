@@ -3,7 +3,6 @@
  * the conversation so far (each earlier response's new input items and output, oldest first), `item_reference`
  * items become the items they name, and this turn's items get ids so they can be listed and referred to later.
  */
-import { randomBytes } from "node:crypto";
 import { AppError } from "../../errors";
 import type { JsonObject } from "../responses-types";
 import { checkResponsesInput } from "../translate/request-checks";
@@ -26,7 +25,23 @@ export interface Conversation {
  * their end instead of writing all over them (random keys made every insert touch a different page).
  */
 export function newId(prefix: string): string {
-  return `${prefix}_${Date.now().toString(16).padStart(12, "0")}${randomBytes(10).toString("hex")}`;
+  return `${prefix}_${Date.now().toString(16).padStart(12, "0")}${randomHex(10)}`;
+}
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+/** Random bytes drawn a pool at a time: a kept streamed response mints several ids, a system call each otherwise. */
+const pool = new Uint8Array(4096);
+let used = pool.length;
+
+/** `bytes` random bytes (at most the pool's size), as lowercase hex. */
+function randomHex(bytes: number): string {
+  if (used + bytes > pool.length) {
+    crypto.getRandomValues(pool);
+    used = 0;
+  }
+  let out = "";
+  for (const end = used + bytes; used < end; used++) out += HEX[pool[used]!];
+  return out;
 }
 
 const ITEM_PREFIX: Record<string, string> = {
