@@ -14,6 +14,7 @@ import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamE
 import { mapStreamFailure } from "../stream/failure";
 import { finishReason, usageToChat } from "./responses-to-chat";
 import { encodeDataAll } from "../stream/sse/encode";
+import type { TextDeltaFields } from "../stream/delta-text";
 
 
 export interface ChatStreamTranslatorOptions {
@@ -30,6 +31,8 @@ export interface ChatStreamTranslator {
    * (most of a stream) is framed from a template instead of a chunk object serialised whole.
    */
   pushEncoded(ev: ResponsesStreamEvent): string;
+  /** pushEncoded for a text delta read from its JSON text (delta-text.ts), without the parsed event. */
+  pushTextDelta(fields: TextDeltaFields): string;
   /**
    * For an event whose fields the translator does not read (the response's and a part's opening events): its frames
    * from its type alone, or null when the type is not one of those (the caller then parses it and pushes it).
@@ -250,16 +253,28 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
     }
     const delta = ev.delta;
     if (delta === "") return "";
-    const key = `${typeof ev.output_index === "number" ? ev.output_index : -1}:${typeof ev.content_index === "number" ? ev.content_index : 0}:content`;
+    return textDeltaFrame(typeof ev.output_index === "number" ? ev.output_index : -1, typeof ev.content_index === "number" ? ev.content_index : 0, delta, JSON.stringify(delta));
+  }
+
+  /** A text delta's chunk (after the role chunk when it opens the turn); `json` is the delta as a JSON string. */
+  function textDeltaFrame(outputIndex: number, contentIndex: number, delta: string, json: string): string {
+    const key = `${outputIndex}:${contentIndex}:content`;
     textSent.set(key, (textSent.get(key) ?? "") + delta);
     emittedOutput = true;
     const head = opened ? "" : encodeDataAll(open());
-    return head + contentHead + JSON.stringify(delta) + contentTail;
+    return head + contentHead + json + contentTail;
+  }
+
+  function pushTextDelta(fields: TextDeltaFields): string {
+    if (ended || fields.delta === "") return "";
+    // The delta has no escapes (delta-text.ts): its JSON string is itself in quotes, as JSON.stringify writes it.
+    return textDeltaFrame(fields.outputIndex, fields.contentIndex, fields.delta, `"${fields.delta}"`);
   }
 
   return {
     push,
     pushEncoded,
+    pushTextDelta,
     pushOpening(type: string): string | null {
       if (type === "response.created" || type === "response.in_progress") return ended ? "" : encodeDataAll(open());
       if (type === "response.content_part.added" || type === "response.reasoning_summary_part.added") return "";

@@ -9,7 +9,8 @@ import { mapStreamFailure, upstreamStreamError } from "../failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
 import { SSE_DONE, SSE_KEEPALIVE, encodeData, encodeDataAll } from "../sse/encode";
-import { OPENING_TYPES, isUnread, type UpstreamEvent } from "../stream-event";
+import { readTextDelta } from "../delta-text";
+import { OPENING_TYPES, TEXT_DELTA, isUnread, type UpstreamEvent } from "../stream-event";
 import { createResponsesStreamRewriter } from "../stream-rewrite";
 
 export class ChatSink implements PipelineSink<UpstreamEvent[]> {
@@ -30,7 +31,15 @@ export class ChatSink implements PipelineSink<UpstreamEvent[]> {
     let out = "";
     for (const e of batch) {
       if (isUnread(e) && this.rewriter.skips(e)) {
-        // Left alone by the rewriter: an opening event is translated from its type, a delta from its fields.
+        // Left alone by the rewriter: an opening event is translated from its type, a text delta from the fields
+        // read off its text when they are plain, anything else from its parsed fields.
+        if (e.type === TEXT_DELTA) {
+          const fields = readTextDelta(e.data);
+          if (fields !== null) {
+            out += this.translator.pushTextDelta(fields);
+            continue;
+          }
+        }
         out += (OPENING_TYPES.has(e.type) ? this.translator.pushOpening(e.type) : null) ?? this.translate(e.ev);
       } else for (const o of this.rewriter.push(e.ev, e.data)) out += this.translate(o);
     }
