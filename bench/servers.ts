@@ -59,7 +59,7 @@ async function waitReady(url: string, proc: Subprocess, name: string, log: strin
   throw new Error(`${name} did not start (${proc.exitCode === null ? "timed out" : `exit ${proc.exitCode}`}); log:\n${text.slice(-2000)}`);
 }
 
-interface SpawnOptions {
+export interface SpawnOptions {
   name: string;
   cmd: string[];
   port: number;
@@ -76,7 +76,7 @@ function environment(extra: Record<string, string | undefined> = {}): Record<str
   return env as Record<string, string>;
 }
 
-async function spawnServer(o: SpawnOptions): Promise<Proc> {
+export async function spawnServer(o: SpawnOptions): Promise<Proc> {
   const log = join(o.workDir, `${o.name}.log`);
   const cmd = o.cpus ? ["taskset", "-c", o.cpus, ...o.cmd] : o.cmd;
   const proc = Bun.spawn(cmd, {
