@@ -54,6 +54,7 @@ const terminalEvent = fc.tuple(responseFields, fc.infiniteStream(fc.nat()), fc.c
 });
 
 test("a terminal event's usage read from its text is the parsed one, or nothing", () => {
+  const settings = runs(400);
   let read = 0;
   fc.assert(
     fc.property(terminalEvent, fc.boolean(), (ev, spaced) => {
@@ -63,10 +64,10 @@ test("a terminal event's usage read from its text is the parsed one, or nothing"
       read++;
       expect(fromText).toEqual(usageOf(JSON.parse(data) as ResponsesStreamEvent)!);
     }),
-    runs(400),
+    settings,
   );
   // Not a test that passes by always giving up: most events (usage present, nothing shaped like it after) are read.
-  expect(read).toBeGreaterThan(100);
+  expect(read).toBeGreaterThan(settings.numRuns! * 0.25);
 });
 
 test("usage written last, as OpenAI writes it, is always read from the text", () => {

@@ -6,7 +6,8 @@
  * Read only what is unambiguous, and give up (null: the caller parses the event) on anything else: a delta with
  * escapes in it (its JSON form would be rewritten by serialisation), logprobs, an index that is not plain digits.
  * Keys are found by their last occurrence, as JSON.parse keeps a repeated key's last value; a key with its quotes
- * can only be a key, since quotes inside strings are escaped, and a text delta nests no object that has these keys.
+ * can only be a key, since quotes inside strings are escaped. An event with an object nested in it (a `{` anywhere
+ * but its first character and its delta's text) is parsed: a nested object could hold keys of the same names.
  */
 
 export interface TextDeltaFields {
@@ -39,6 +40,8 @@ export function readTextDelta(data: string): TextDeltaFields | null {
     }
   }
   if (end >= data.length || !endsValue(data, end + 1)) return null;
+  const brace = data.indexOf("{", 1);
+  if (brace !== -1 && (brace < start || data.indexOf("{", end) !== -1)) return null;
   if (!noLogprobs(data)) return null;
   const outputIndex = indexField(data, '"output_index":', -1);
   const contentIndex = indexField(data, '"content_index":', 0);
