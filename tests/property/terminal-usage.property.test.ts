@@ -1,8 +1,9 @@
 /**
  * Raw passthrough reads a terminal event's usage from its text instead of parsing the whole response (whose output is
  * the answer). Whatever the response holds — keys in any order, text that looks like JSON, tool and output schemas
- * with a property named `usage`, a string value "usage" before another key's object, usage absent — the text reading
- * gives the usage a parse gives, or gives up (undefined) and lets the event be parsed. It never gives another one.
+ * with a property named `usage`, an extension nesting an object shaped like usage, a string value "usage" before
+ * another key's object, usage absent — the text reading gives the usage a parse gives, or gives up (undefined) and
+ * lets the event be parsed. It never gives another one.
  */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
@@ -40,6 +41,8 @@ const responseFields = fc.record(
     // A string value "usage" followed by a key whose value is an object.
     metadata: fc.constant({ kind: "usage" }),
     instructions: text,
+    // An extension nesting an object shaped like usage: never taken for the response's own.
+    extra: fc.constant({ usage: { input_tokens: 1, output_tokens: 1 } }),
     usage,
   },
   { requiredKeys: ["id", "status"] },
@@ -73,7 +76,7 @@ test("a terminal event's usage read from its text is the parsed one, or nothing"
 test("usage written last, as OpenAI writes it, is always read from the text", () => {
   fc.assert(
     fc.property(responseFields, usage, (fields, u) => {
-      const { usage: _, ...rest } = fields;
+      const { usage: _, extra: __, ...rest } = fields;
       const data = JSON.stringify({ type: "response.completed", sequence_number: 3, response: { ...rest, usage: u } });
       expect(terminalUsageFromText(data) as unknown).toEqual(u);
     }),
