@@ -60,7 +60,7 @@ function closesAfter(text: string, from: number): number {
   for (let i = from; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 34) {
-      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
+      i = stringEnd(text, i);
       if (i >= text.length) return -1;
     } else if (c === 123 || c === 91) depth--;
     else if (c === 125 || c === 93) depth++;
@@ -73,12 +73,18 @@ function matchingBrace(text: string, open: number): number {
   let depth = 0;
   for (let i = open; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 34) {
-      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
-    } else if (c === 123 || c === 91) depth++;
+    if (c === 34) i = stringEnd(text, i);
+    else if (c === 123 || c === 91) depth++;
     else if (c === 125 || c === 93) {
       if (--depth === 0) return i;
     }
   }
   return -1;
+}
+
+/** The index of the quote closing the string opened at `open` (escapes skipped); text.length when it does not close. */
+function stringEnd(text: string, open: number): number {
+  let i = open + 1;
+  for (; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
+  return i;
 }
