@@ -13,7 +13,7 @@ import type { CachedKey } from "./keys/key-cache";
 import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "./usage/settle";
 import type { ResponsesUsage } from "./responses-types";
 import { UpstreamRefusal } from "./upstream/upstream-errors";
-import { isStorageUnavailable, storageUnavailable } from "../store/storage-errors";
+import { knownError } from "../store/storage-errors";
 
 const MAX_FAILURE_DELAY_MS = 5000;
 
@@ -243,7 +243,7 @@ export class GatewayCall {
 
   /** The reply for an error before any byte was sent; settles the call (committed before the reply leaves). */
   async fail(err: unknown): Promise<Response> {
-    const appErr = isAppError(err) ? err : isStorageUnavailable(err) ? storageUnavailable() : internalError(this.deps, err, this.requestId);
+    const appErr = knownError(err) ?? internalError(this.deps, err, this.requestId);
     // A caller that went away is what ended the call (the upstream failing is only the consequence). Nobody reads
     // the reply, but its status is what the HTTP metrics count: 499 there too, as in the ledger.
     if (this.request.signal?.aborted) {

@@ -3,7 +3,7 @@
  * database went away. A request that meets one gets a 503 with Retry-After and the error envelope - the operator's
  * problem, not the caller's, and not an internal error: nothing is lost by retrying once it is fixed.
  */
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import { isConnectionLoss } from "./postgres/db";
 
 /** SQLite result codes (bun:sqlite's `code`) of a store that cannot write. */
@@ -25,4 +25,12 @@ export function storageUnavailable(): AppError {
   return new AppError("service_unavailable", "The server's storage cannot take this change right now; retry shortly.", {
     headers: { "retry-after": "5" },
   });
+}
+
+/**
+ * What a caller is told of an error as it is: an AppError itself, a store that cannot write as 503; null for
+ * anything else, which is an internal error (logged by whoever renders it).
+ */
+export function knownError(err: unknown): AppError | null {
+  return isAppError(err) ? err : isStorageUnavailable(err) ? storageUnavailable() : null;
 }

@@ -2,7 +2,7 @@
  * No stream holds its first bytes: whatever the caller gets (Responses events kept or not, chat chunks, the raw
  * bytes), the upstream's first text delta reaches it while the upstream has sent nothing more and keeps the stream
  * open. The upstream here sends its first five events (the delta is the fifth) and then goes silent: a gateway that
- * waited for more before writing would never show the delta, and the read below would run into its deadline. No
+ * waited for more before writing would never show the delta, and the case would run into the test's timeout. No
  * timing is measured; only what has arrived while the upstream is silent.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -35,24 +35,17 @@ const cases = [
 test.each(cases)(
   "$name: the first delta arrives while the upstream is still silent",
   async (c) => {
-    const key = await g.createKey();
     const controller = new AbortController();
-    let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
-    // Generous: the delta is there at once. A gateway holding it would show nothing (Bun sends a streamed reply's
-    // headers with its first bytes) until the upstream went on, so the request is cut after 10 s and what arrived by
-    // then is judged.
-    const cut = setTimeout(() => {
-      controller.abort();
-      void reader?.cancel().catch(() => {});
-    }, 10_000);
+    // Waits for the delta, however long: a gateway holding it would never show it (Bun sends a streamed reply's
+    // headers with its first bytes), and the test's own timeout fails the case.
+    const res = await fetch(`${g.url}${c.path}`, { ...authed(await g.createKey(), c.body, c.headers), signal: controller.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
     let text = "";
     try {
-      const res = await fetch(`${g.url}${c.path}`, { ...authed(key, c.body, c.headers), signal: controller.signal }).catch(() => null);
-      expect(res?.status).toBe(200);
-      reader = res!.body!.getReader();
-      const decoder = new TextDecoder();
       while (!c.delta.test(text)) {
-        const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+        const { done, value } = await reader.read();
         if (done) break;
         text += decoder.decode(value, { stream: true });
       }
@@ -61,9 +54,8 @@ test.each(cases)(
       expect(upstream.open).toBe(1);
       expect(text).not.toContain("response.completed");
     } finally {
-      clearTimeout(cut);
       controller.abort();
-      await reader?.cancel().catch(() => {});
+      await reader.cancel().catch(() => {});
     }
     // The caller went away: the upstream request is let go (the next case starts from none open).
     await pollUntil(() => upstream.open, (n) => n === 0, { what: "the upstream request to be released" });

@@ -5,14 +5,13 @@
  */
 import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
 import { classify, deltaBytesOf, isUnread, parsedEvent, type ErrorEvent, type OtherEvent, type TerminalEvent, type UnreadEvent, type UpstreamEvent } from "./stream-event";
-import { streamErrorOf, usageOf } from "./upstream-events";
 import { STREAM_ENDED_EARLY } from "./failure";
 import { IDLE, type PipelineSource } from "./pipeline";
 import type { OutputBound } from "./output-bound";
 import type { UsageMeter } from "../call";
 import type { TokenCounts } from "../usage/settle";
 import { tokensOfBytes } from "../limits/quota";
-import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
+import type { ResponseObject, ResponsesStreamEvent, ResponsesUsage } from "../responses-types";
 
 export { IDLE } from "./pipeline";
 

@@ -3,8 +3,8 @@
  * object, which the route answers with once the pipeline has settled the call. A failure becomes the error the
  * caller gets instead, with whatever usage was known settled.
  */
-import { AppError, isAppError } from "../../../errors";
-import { isStorageUnavailable, storageUnavailable } from "../../../store/storage-errors";
+import { AppError } from "../../../errors";
+import { knownError } from "../../../store/storage-errors";
 import type { ResponseObject } from "../../responses-types";
 import { createResponseCollector } from "../collect";
 import { mapStreamFailure, upstreamStreamError } from "../failure";
@@ -62,7 +62,7 @@ export class CollectSink implements PipelineSink<UpstreamEvent[]> {
       // The store failed (a database restarting, a full disk): recorded and answered as the route answers any error
       // of its own, 503 for storage that is unavailable, not as a broken upstream stream.
       this.error = err;
-      const e = isAppError(err) ? err : isStorageUnavailable(err) ? storageUnavailable() : new AppError("internal_error", "Internal error.");
+      const e = knownError(err) ?? new AppError("internal_error", "Internal error.");
       return { status: e.status, code: e.code, out: "" };
     }
     const e = upstreamStreamError(err);
