@@ -14,7 +14,7 @@ const parse = (text: string) => dataLines(text).map((d) => JSON.parse(d));
 function body(text = "hello fake", extra: Record<string, unknown> = {}) {
   return {
     model: "gpt-5.4",
-    instructions: "",
+    instructions: "Be brief.",
     input: [{ role: "user", content: [{ type: "input_text", text }] }],
     stream: true,
     ...extra,
@@ -49,11 +49,13 @@ describe("quirk refusals, as the real upstream", () => {
     }
   });
 
-  test("missing instructions", async () => {
+  test("missing or empty instructions", async () => {
     const { instructions, ...rest } = body();
-    const res = await post(up, rest);
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ detail: "Instructions are required" });
+    for (const payload of [rest, { ...rest, instructions: "" }]) {
+      const res = await post(up, payload);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ detail: "Instructions are required" });
+    }
   });
 
   test("system role", async () => {

@@ -185,7 +185,7 @@ describe("simulated upstream: replies", () => {
     const res = await fetch(`http://127.0.0.1:${normal.port}/v1/responses`, {
       method: "POST",
       headers: { authorization: "Bearer k" },
-      body: JSON.stringify({ model: "demo-mini", instructions: "", stream: true, input: "bye" }),
+      body: JSON.stringify({ model: "demo-mini", instructions: "Be brief.", stream: true, input: "bye" }),
       signal: abort.signal,
     });
     await res.body!.getReader().read();

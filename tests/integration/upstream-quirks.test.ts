@@ -96,6 +96,31 @@ describe("unsupported parameters", () => {
   });
 });
 
+/**
+ * LlamaIndex's OpenAIResponses sends `instructions: ""`, which the upstream refuses ("Instructions are required"):
+ * empty or blank instructions count as absent, on both endpoints, and the default goes upstream instead.
+ */
+describe("empty instructions", () => {
+  test("responses and chat: blank instructions or system messages are replaced by the default, and the call is answered", async () => {
+    const bodies = await received(async () => {
+      for (const instructions of ["", "  \n"]) {
+        const res = await post("/v1/responses", { model: "gpt-plain", input: "hi", instructions });
+        expect(res.status).toBe(200);
+        expect((await res.json()).status).toBe("completed");
+      }
+      const chat = await post("/v1/chat/completions", { model: "gpt-plain", messages: [{ role: "system", content: "" }, { role: "user", content: "hi" }] });
+      expect(chat.status).toBe(200);
+    });
+    expect(bodies.map((b) => b.instructions)).toEqual(["You are a helpful assistant.", "You are a helpful assistant.", "You are a helpful assistant."]);
+  });
+
+  test("the openai SDK with instructions: \"\" gets its answer", async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: `${g.url}/v1`, maxRetries: 0 });
+    const r = await client.responses.create({ model: "gpt-plain", input: "hi", instructions: "" });
+    expect(r.output_text).toBe("fine");
+  });
+});
+
 describe("a key's max-tokens bound", () => {
   test("sent upstream when the request omits max_output_tokens or sends null; an explicit lower value is kept", async () => {
     const bodies = await received(async () => {

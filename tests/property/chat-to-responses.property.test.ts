@@ -293,7 +293,7 @@ describe("chatToResponses: arbitrary bodies", () => {
     );
   });
 
-  test("user turns keep their number and order; leading system text becomes the instructions", () => {
+  test("user turns keep their number and order; leading system text that is not blank becomes the instructions", () => {
     fc.assert(
       fc.property(plausibleBody, (b) => {
         const r = translateOrAppError(b);
@@ -309,7 +309,7 @@ describe("chatToResponses: arbitrary bodies", () => {
         for (const m of messages) {
           if (m.role !== "system" && m.role !== "developer") break;
           const t = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.map((p: JsonObject) => p.text).join("\n") : "";
-          if (t !== "") leading.push(t);
+          if (t.trim() !== "") leading.push(t); // blank ones are left out
         }
         expect(r.request.instructions).toBe(leading.length > 0 ? leading.join("\n\n") : undefined);
       }),

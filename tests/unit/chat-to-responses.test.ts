@@ -46,6 +46,25 @@ describe("system and developer messages", () => {
     ]);
   });
 
+  test("blank system and developer messages are left out, leading or later (an empty leading one leaves the default to normalisation)", () => {
+    const { request } = translate({}, [
+      { role: "system", content: "" },
+      { role: "developer", content: [{ type: "text", text: "  \n" }] },
+      { role: "user", content: "a" },
+      { role: "system", content: " " },
+      { role: "system", content: null },
+      { role: "user", content: "b" },
+    ]);
+    expect("instructions" in request).toBe(false);
+    expect(request.input).toEqual([userText("a"), userText("b")]);
+    const kept = translate({}, [
+      { role: "system", content: "\t" },
+      { role: "system", content: "Real." },
+      { role: "user", content: "a" },
+    ]).request;
+    expect(kept.instructions).toBe("Real.");
+  });
+
   test("without system messages no instructions key is set, leaving the default to normalisation", () => {
     const { request } = translate({});
     expect("instructions" in request).toBe(false);

@@ -51,6 +51,13 @@ describe("settings problems", () => {
     expect(() => loadConfig({ "data-dir": dir, "log-level": "loud" }, {})).toThrow(/^invalid setting: --log-level \(GANTRY_LOG_LEVEL\): 'loud'/);
   });
 
+  test("blank default instructions are refused (the upstream answers 400 to empty instructions)", () => {
+    expect(problems({ "default-instructions": "  " })).toEqual([
+      "--default-instructions (GANTRY_DEFAULT_INSTRUCTIONS): '  ' is not text that is not blank (the upstream refuses empty instructions)",
+    ]);
+    expect(problems({ "default-instructions": "Be terse." })).toEqual([]);
+  });
+
   test("good values pass", () => {
     expect(problems({ port: "0", "upstream-url": "https://api.example.com/v1", prices: '{"gpt-5*":{"input":1.25,"output":10}}', "trusted-proxies": "10.0.0.0/8, ::1" })).toEqual([]);
   });

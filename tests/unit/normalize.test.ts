@@ -252,9 +252,16 @@ describe("instructions", () => {
     expect(norm({ model: "m" }, { defaultInstructions: "Be terse." }).instructions).toBe("Be terse.");
   });
 
-  test("explicit instructions, even an empty string, are kept", () => {
-    expect(norm({ model: "m", instructions: "" }).instructions).toBe("");
+  test("explicit instructions are kept as sent", () => {
     expect(norm({ model: "m", instructions: "Mine." }).instructions).toBe("Mine.");
+    expect(norm({ model: "m", instructions: "  Mine, padded.\n" }).instructions).toBe("  Mine, padded.\n");
+  });
+
+  test("empty or blank instructions count as absent: the default applies (LlamaIndex sends instructions: \"\")", () => {
+    for (const instructions of ["", " ", "\n\t  \r\n", "\u00a0"]) {
+      expect(norm({ model: "m", instructions }).instructions).toBe(OPTIONS.defaultInstructions);
+      expect(norm({ model: "m", instructions }, { defaultInstructions: "Be terse." }).instructions).toBe("Be terse.");
+    }
   });
 
   test("instructions that are not a string are a 400 on `instructions` (property-test regression)", () => {

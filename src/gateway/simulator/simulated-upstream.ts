@@ -17,7 +17,7 @@ export const DEMO_MODELS = ["demo-mini", "demo-large", "gpt-5.4"];
 export type UpstreamQuirk =
   | "stream" // stream must be true
   | "store" // store:true is refused
-  | "instructions" // the instructions key must be present
+  | "instructions" // the instructions key must be present, and not ""
   | "tool-shape" // tools and tool_choice must be flat ({type,name}), not Chat-nested
   | "system-role" // role "system" is not accepted in input
   | "null-content" // message content must not be null
@@ -95,7 +95,7 @@ export function checkUpstreamQuirks(body: any, skip: ReadonlySet<UpstreamQuirk> 
   if (on("stream") && body.stream !== true) return { status: 400, body: { detail: "Stream must be set to true" } };
   if (on("stored-items") && body.previous_response_id != null) return { status: 400, body: { detail: "Unsupported parameter: previous_response_id" } };
   if (on("store") && body.store === true) return { status: 400, body: { detail: "Store must be set to false" } };
-  if (on("instructions") && typeof body.instructions !== "string") {
+  if (on("instructions") && (typeof body.instructions !== "string" || body.instructions === "")) {
     return { status: 400, body: { detail: "Instructions are required" } };
   }
   if (on("tool-shape")) {

@@ -9,7 +9,7 @@ import { invalid, isObject } from "./request-checks";
  * System and developer messages that come before the first other message form `instructions`, joined in
  * order with a blank line. Later ones stay in `input` as developer messages, so a mid-conversation
  * instruction keeps its position relative to the turns it refers to (Responses has no system role in
- * input; developer is its equivalent).
+ * input; developer is its equivalent). Blank ones (empty or white space) are left out.
  */
 export function messagesToInput(messages: unknown): { instructions?: string; input: JsonObject[] } {
   if (!Array.isArray(messages)) invalid("`messages` must be an array.", "messages");
@@ -32,8 +32,11 @@ export function messagesToInput(messages: unknown): { instructions?: string; inp
       case "system":
       case "developer": {
         const text = textOnlyContent(message.content, `${at}.content`);
+        // A blank system message instructs nothing: it is left out (in front, it would make the instructions
+        // blank, which the upstream refuses; later, an empty developer message).
+        if (text.trim() === "") return;
         if (inLeadingBlock) {
-          if (text !== "") leading.push(text);
+          leading.push(text);
         } else {
           input.push({ type: "message", role: "developer", content: [{ type: "input_text", text }] });
         }

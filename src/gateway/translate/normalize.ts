@@ -47,7 +47,9 @@ export function normalizeResponsesRequest(body: ResponsesRequest, options: Norma
     out.input = body.input.filter((it: JsonObject) => !isNullMessage(it)).map(normalizeInputItem);
   }
 
-  if (body.instructions == null) out.instructions = options.defaultInstructions;
+  // An empty or blank value says nothing, and the upstream refuses "" ("Instructions are required"; LlamaIndex's
+  // OpenAIResponses always sends one): it counts as absent, so the default applies.
+  if (body.instructions == null || isBlank(body.instructions)) out.instructions = options.defaultInstructions;
   // The upstream takes only a string here; anything else would come back as an upstream 400 the caller cannot read.
   else if (typeof body.instructions !== "string") {
     throw new AppError("invalid_request", "'instructions' must be a string.", { param: "instructions" });
@@ -77,6 +79,11 @@ export function normalizeResponsesRequest(body: ResponsesRequest, options: Norma
   for (const field of options.stripFields ?? []) delete out[field];
 
   return out;
+}
+
+/** A string of nothing but white space (or nothing at all). */
+function isBlank(v: unknown): boolean {
+  return typeof v === "string" && v.trim() === "";
 }
 
 function isMessage(item: JsonObject): boolean {
