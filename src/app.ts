@@ -10,6 +10,7 @@ import { createMethodTable, errorFromElysia } from "./http/errors";
 import { handleResponses } from "./gateway/routes/responses-route";
 import { handleChatCompletions } from "./gateway/routes/chat-route";
 import { handleModels } from "./gateway/routes/models-route";
+import { webSocketRefusal } from "./gateway/websocket-refusal";
 import { handleDeleteResponse, handleGetResponse, handleInputItems } from "./gateway/routes/stored-responses-route";
 import { keysApi } from "./admin/keys-api";
 import { releasesApi } from "./admin/releases-api";
@@ -57,8 +58,11 @@ export function createServing(deps: AppDeps) {
   const allowedMethods = createMethodTable(() => root?.routes ?? []);
   /** The envelope for an error a handler threw (Elysia's `code` for it, "UNKNOWN" outside Elysia). */
   const errorReply = (request: Request, code: string | number, error: unknown, headers?: Record<string, string>): Response => {
+    const path = new URL(request.url).pathname;
+    // Codex's WebSocket attempt on /v1/responses gets a 426, on which it falls back to HTTP at once (not a 405).
+    const refusal = code === "NOT_FOUND" ? webSocketRefusal(request.method, path, request.headers) : null;
     // A path served with other methods is a 405 with Allow, not a 404 (the table is read from `root`'s routes).
-    const err = errorFromElysia(code, error, deps.log, { method: request.method, path: new URL(request.url).pathname, allowedMethods });
+    const err = refusal ?? errorFromElysia(code, error, deps.log, { method: request.method, path, allowedMethods });
     // The guard's security headers stay on errors, and so do the site's CORS headers (site/cors.ts).
     return errorResponse(err, corsOf(request) as Record<string, string> | undefined, headers);
   };

@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, type: "invalid_request_error" },
   not_found: { status: 404, type: "not_found_error" },
   method_not_allowed: { status: 405, type: "invalid_request_error" },
+  upgrade_required: { status: 426, type: "invalid_request_error" },
   gone: { status: 410, type: "invalid_request_error" },
   range_not_satisfiable: { status: 416, type: "invalid_request_error" },
   precondition_failed: { status: 412, type: "invalid_request_error" },
