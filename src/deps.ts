@@ -25,6 +25,7 @@ import { openPostgresStores } from "./store/postgres/stores";
 import { RedisLimiter } from "./store/redis/limiter";
 import { RedisAdminSessions } from "./store/redis/admin-sessions";
 import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
+import { upstreamIdentity } from "./gateway/upstream/refused-params-repository";
 import type { StoredResponseRepository } from "./gateway/responses/stored-response-repository";
 import type { AdminSessionStore } from "./http/admin-sessions";
 import type { Stores } from "./store/stores";
@@ -186,6 +187,26 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     retries: config.upstreamRetries,
     fetch: options.fetch,
   });
+  // Parameters the upstream refused before (this or another instance, before a restart) are dropped from the first call.
+  const quirks = new ParameterQuirks(
+    config.upstreamDropParams,
+    (model, param) => log.warn("the upstream refuses a parameter: it is dropped from requests for this model from now on", { model, param }),
+    {
+      repository: stores.refusedParams,
+      upstream: upstreamIdentity(config.upstreamUrl),
+      now,
+      onWriteError: (err, model, param) => log.warn("a refused parameter could not be stored: it is learnt again after a restart", { model, param, error: (err as Error).message }),
+    },
+  );
+  try {
+    await quirks.load();
+  } catch (err) {
+    keyCache.stop();
+    limiter.close();
+    adminSessions?.close();
+    await stores.close();
+    throw err;
+  }
   const ctx = { config, meta, changes, releases: stores.releases, downloads: stores.downloads, announcements: stores.announcements,
     clients: stores.clients, mirror, log, now, fetch: options.fetch ?? fetch };
   const releases = createReleaseServices(ctx);
@@ -207,9 +228,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     admission: { keys: keyCache, limiter, priceOf, now },
     upstream,
     responses: stores.responses,
-    quirks: new ParameterQuirks(config.upstreamDropParams, (model, param) =>
-      log.warn("the upstream refuses a parameter: it is dropped from requests for this model from now on", { model, param }),
-    ),
+    quirks,
     models: new ModelList(upstream, config.modelsCacheSeconds * 1000, now),
     normalizeOptions: { defaultInstructions: config.defaultInstructions, modelOverrides: config.modelOverrides },
     priceOf,

@@ -10,6 +10,7 @@ import type { DownloadRepository } from "../site/downloads/download-repository";
 import type { ClientRepository } from "../site/heartbeats/client-repository";
 import type { ReleaseRepository } from "../site/releases/release-repository";
 import type { StoredResponseRepository } from "../gateway/responses/stored-response-repository";
+import type { RefusedParamRepository } from "../gateway/upstream/refused-params-repository";
 import type { ChangeFeed } from "./change-feed";
 import type { MetaRepository } from "./meta-repository";
 
@@ -25,6 +26,8 @@ export interface Stores {
   readonly clients: ClientRepository;
   /** Responses kept for their callers (previous_response_id, item_reference, GET/DELETE /v1/responses/{id}). */
   readonly responses: StoredResponseRepository;
+  /** Request parameters the upstream refused as unsupported, per upstream and model (loaded at start). */
+  readonly refusedParams: RefusedParamRepository;
   /** Resolves when the backend answers and its schema is the one this binary expects; rejects saying why not. */
   ready(): Promise<{ schemaVersion: number }>;
   /** Commits what is pending (the ledger's group commit), stops the change feed, and closes the connection. */

@@ -23,6 +23,8 @@ import { releaseRepositoryConformance } from "./release-repository.suite";
 import { usageLedgerConformance } from "./usage-ledger.suite";
 import { storedResponsesConformance } from "./stored-responses.suite";
 import { PostgresStoredResponses } from "../../src/store/postgres/stored-responses";
+import { PostgresRefusedParams } from "../../src/store/postgres/refused-params";
+import { refusedParamsConformance } from "./refused-params.suite";
 
 const unavailable = postgresUnavailable();
 
@@ -48,6 +50,11 @@ if (unavailable) {
   storedResponsesConformance("PostgreSQL", async () => {
     const p = await pair();
     return { repo: new PostgresStoredResponses(p.mine), close: p.close };
+  });
+
+  refusedParamsConformance("PostgreSQL", async () => {
+    const p = await pair();
+    return { repo: new PostgresRefusedParams(p.mine), other: new PostgresRefusedParams(p.other), close: p.close };
   });
 
   metaRepositoryConformance("PostgreSQL", async () => {

@@ -54,7 +54,14 @@ export interface Gantry {
 let keyCounter = 0;
 
 export async function startGantry(
-  options: { config?: Partial<Config>; now?: () => number; captureLogs?: boolean; databasePath?: string } = {},
+  options: {
+    config?: Partial<Config>;
+    now?: () => number;
+    captureLogs?: boolean;
+    databasePath?: string;
+    /** Shared backend: this existing PostgreSQL database (kept on stop) instead of a fresh one, e.g. to restart on it. */
+    databaseUrl?: string;
+  } = {},
 ): Promise<Gantry> {
   const dataDir = options.config?.dataDir ?? mkdtempSync(join(tmpdir(), "gantry-test-"));
   // Shared backend: asset bytes in a bucket of their own on the run's S3 server.
@@ -84,11 +91,11 @@ export async function startGantry(
   if (TEST_BACKEND === "shared" && options.databasePath === undefined) {
     limiter = new RedisLimiter(await redisUrl());
     await limiter.start();
-    const pg = await freshDatabase();
-    const pgStores = await openPostgresStores({ url: pg.url, now: options.now });
+    const pg = options.databaseUrl ? null : await freshDatabase();
+    const pgStores = await openPostgresStores({ url: options.databaseUrl ?? pg!.url, now: options.now });
     stores = pgStores;
     pgQuery = async (text, params) => [...(await pgStores.sql.unsafe(text, params as any[]))];
-    dropDatabase = pg.drop;
+    if (pg) dropDatabase = pg.drop;
   } else {
     const sqlite = openSqliteStores({ path: options.databasePath ?? ":memory:", now: options.now });
     sqliteDb = sqlite.db;

@@ -1,10 +1,12 @@
 /**
  * Parameters an upstream refuses outright ("Unsupported parameter: temperature", as stream-only backends answer for
  * `temperature`, `top_p`, `max_output_tokens` on some models). A client that sets them would fail on every call;
- * instead Gantry drops such a parameter, retries once, and remembers it for that model, so the next calls go
- * without it from the start. Operators can name parameters to drop always (GANTRY_UPSTREAM_DROP_PARAMS).
+ * instead Gantry drops each such parameter and asks again (post-responses.ts), and remembers it for that upstream and
+ * model, in memory and in the store, so the next calls, after a restart too, go without it from the start.
+ * Operators can name parameters to drop always (GANTRY_UPSTREAM_DROP_PARAMS).
  */
 import { isAppError } from "../../errors";
+import type { RefusedParamRepository } from "./refused-params-repository";
 
 /** What a request cannot do without: an upstream claiming not to support these is not answered by dropping them. */
 export const NEVER_DROPPED_PARAMS: readonly string[] = ["model", "input", "stream", "store", "instructions", "tools", "tool_choice", "include"];
@@ -32,6 +34,15 @@ export function withoutParams<T extends Record<string, unknown>>(request: T, nam
   return { request: out, dropped };
 }
 
+export interface QuirkStore {
+  repository: RefusedParamRepository;
+  /** The upstream's name in the store (`upstreamIdentity`). */
+  upstream: string;
+  now: () => number;
+  /** A learnt parameter that could not be written (it still applies until a restart). */
+  onWriteError?: (err: unknown, model: string, param: string) => void;
+}
+
 export class ParameterQuirks {
   private readonly learnt = new Map<string, Set<string>>();
 
@@ -39,7 +50,17 @@ export class ParameterQuirks {
     private readonly always: readonly string[],
     /** Told once per model and parameter, when it is first learnt. */
     private readonly onLearn: (model: string, param: string) => void = () => {},
+    /** Where learnt parameters are kept across restarts; none: in memory only. */
+    private readonly store?: QuirkStore,
   ) {}
+
+  /** Reads what was learnt before (at start, once): calls read memory only. Returns how many were loaded. */
+  async load(): Promise<number> {
+    if (!this.store) return 0;
+    const rows = await this.store.repository.list(this.store.upstream);
+    for (const { model, param } of rows) this.remember(model, param);
+    return rows.length;
+  }
 
   /** What to drop before calling the upstream for `model`. */
   droppedFor(model: string): string[] {
@@ -47,11 +68,22 @@ export class ParameterQuirks {
     return learnt ? [...this.always, ...learnt] : [...this.always];
   }
 
+  /** Remembers a refused parameter; the first time, tells `onLearn` and writes it to the store (not awaited). */
   learn(model: string, param: string): void {
+    if (!this.remember(model, param)) return;
+    this.onLearn(model, param);
+    const store = this.store;
+    if (!store) return;
+    // The call that learnt it goes on at once; the row is for the next start, and a failed write costs only a relearning.
+    store.repository.add(store.upstream, model, param, store.now()).catch((err) => store.onWriteError?.(err, model, param));
+  }
+
+  /** True when it was not known yet. */
+  private remember(model: string, param: string): boolean {
     let set = this.learnt.get(model);
     if (!set) this.learnt.set(model, (set = new Set()));
-    if (set.has(param)) return;
+    if (set.has(param)) return false;
     set.add(param);
-    this.onLearn(model, param);
+    return true;
   }
 }

@@ -18,6 +18,7 @@ export const COPIED_TABLES: ReadonlyArray<{ name: string; key: readonly string[]
   { name: "online_series", key: ["minute"] },
   { name: "stored_responses", key: ["id"] },
   { name: "stored_items", key: ["key_id", "item_id"] },
+  { name: "upstream_refused_params", key: ["upstream", "model", "param"] },
 ];
 
 /**

@@ -237,6 +237,17 @@ const V7 = `
   ALTER TABLE release_assets ADD COLUMN signature_api_url TEXT;
 `;
 
+/** 8: parameters an upstream refused as unsupported, per upstream and model (as SQLite's migration 14). */
+const V8 = `
+  CREATE TABLE upstream_refused_params (
+    upstream  TEXT NOT NULL,
+    model     TEXT NOT NULL,
+    param     TEXT NOT NULL,
+    learnt_at BIGINT NOT NULL,
+    PRIMARY KEY (upstream, model, param)
+  );
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
 export const SCHEMA_VERSION = MIGRATIONS.length;

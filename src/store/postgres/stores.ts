@@ -6,6 +6,7 @@
 import { PostgresStoredResponses } from "./stored-responses";
 import type { SQL } from "bun";
 import type { Stores } from "../stores";
+import { PostgresRefusedParams } from "./refused-params";
 import { PostgresAnnouncementRepository } from "./announcements";
 import { PostgresChangeFeed } from "./change-feed";
 import { PostgresClientRepository } from "./clients";
@@ -34,6 +35,7 @@ export class PostgresStores implements Stores {
   readonly announcements: PostgresAnnouncementRepository;
   readonly clients: PostgresClientRepository;
   readonly responses: PostgresStoredResponses;
+  readonly refusedParams: PostgresRefusedParams;
   private closed = false;
 
   /** `sql` is exposed for tests and maintenance commands of this backend; the app never reads it. */
@@ -51,6 +53,7 @@ export class PostgresStores implements Stores {
     this.announcements = new PostgresAnnouncementRepository(sql, () => this.changes.touch("announcements"));
     this.clients = new PostgresClientRepository(sql);
     this.responses = new PostgresStoredResponses(sql);
+    this.refusedParams = new PostgresRefusedParams(sql);
   }
 
   async ready(): Promise<{ schemaVersion: number }> {

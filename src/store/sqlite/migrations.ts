@@ -15,7 +15,8 @@ import m010 from "./migrations/010-asset-ids-never-reused";
 import m011 from "./migrations/011-asset-signatures";
 import m012 from "./migrations/012-release-rollouts";
 import m013 from "./migrations/013-asset-signature-urls";
+import m014 from "./migrations/014-upstream-refused-params";
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,6 +5,7 @@
 import { SqliteStoredResponses } from "./stored-responses";
 import type { Database } from "bun:sqlite";
 import type { Stores } from "../stores";
+import { SqliteRefusedParams } from "./refused-params";
 import { SqliteAnnouncementRepository } from "./announcements";
 import { SqliteChangeFeed } from "./change-feed";
 import { SqliteClientRepository } from "./clients";
@@ -36,6 +37,7 @@ export class SqliteStores implements Stores {
   readonly announcements: SqliteAnnouncementRepository;
   readonly clients: SqliteClientRepository;
   readonly responses: SqliteStoredResponses;
+  readonly refusedParams: SqliteRefusedParams;
   private closed = false;
 
   /** `db` is exposed for tests and maintenance commands of this backend; the app never reads it. */
@@ -53,6 +55,7 @@ export class SqliteStores implements Stores {
     this.announcements = new SqliteAnnouncementRepository(db, () => this.changes.touch("announcements"));
     this.clients = new SqliteClientRepository(db);
     this.responses = new SqliteStoredResponses(db);
+    this.refusedParams = new SqliteRefusedParams(db);
   }
 
   async ready(): Promise<{ schemaVersion: number }> {
