@@ -34,7 +34,7 @@ export function messagesToInput(messages: unknown): { instructions?: string; inp
         const text = textOnlyContent(message.content, `${at}.content`);
         // A blank system message instructs nothing: it is left out (in front, it would make the instructions
         // blank, which the upstream refuses; later, an empty developer message).
-        if (text.trim() === "") return;
+        if (!/\S/.test(text)) return;
         if (inLeadingBlock) {
           leading.push(text);
         } else {

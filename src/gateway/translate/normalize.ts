@@ -81,9 +81,9 @@ export function normalizeResponsesRequest(body: ResponsesRequest, options: Norma
   return out;
 }
 
-/** A string of nothing but white space (or nothing at all). */
+/** A string of nothing but white space (or nothing at all). Stops at the first other character: no copy of long instructions. */
 function isBlank(v: unknown): boolean {
-  return typeof v === "string" && v.trim() === "";
+  return typeof v === "string" && !/\S/.test(v);
 }
 
 function isMessage(item: JsonObject): boolean {
