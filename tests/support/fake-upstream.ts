@@ -22,7 +22,11 @@ import {
 import { sampleFromSchema } from "../../src/gateway/simulator/tool-arguments";
 
 export type Scenario =
-  | { kind: "text"; text: string; deltas?: number; delayMs?: number; usage?: Partial<ResponsesUsage> }
+  /**
+   * `beforeTerminal`: awaited after every event but the terminal one, which is sent once it resolves (a test holds
+   * the stream's end at the moment it wants, e.g. until a store is down).
+   */
+  | { kind: "text"; text: string; deltas?: number; delayMs?: number; usage?: Partial<ResponsesUsage>; beforeTerminal?: () => Promise<void> }
   | { kind: "calls"; calls: SimulatedCall[]; text?: string; usage?: Partial<ResponsesUsage> }
   | { kind: "reasoning-call"; reasoning?: string; calls?: SimulatedCall[]; encrypted?: boolean; usage?: Partial<ResponsesUsage> }
   /** Text with XML-like tool markup, cut into small deltas so the tags straddle delta boundaries. */
@@ -110,7 +114,7 @@ export interface FakeUpstream {
   close(): Promise<void>;
 }
 
-type Step = { op: "write"; bytes: Uint8Array; delayMs: number } | { op: "hang" } | { op: "reset" };
+type Step = { op: "write"; bytes: Uint8Array; delayMs: number } | { op: "hang" } | { op: "reset" } | { op: "wait"; until: () => Promise<void> };
 
 const DEFAULT_STATUS_BODIES: Record<number, unknown> = {
   400: { detail: "Bad Request" },
@@ -212,6 +216,11 @@ function stepsFor(s: Scenario, events: ResponsesStreamEvent[], frames: string[],
     delayMs: events[i]?.type.endsWith(".delta") ? deltaDelay : 0,
   }));
   switch (s.kind) {
+    case "text": {
+      if (!s.beforeTerminal) return writes;
+      const terminal = events.findIndex((e) => e.type === "response.completed");
+      return [...writes.slice(0, terminal), { op: "wait", until: s.beforeTerminal }, ...writes.slice(terminal)];
+    }
     case "hang-mid-stream":
       return [...writes.slice(0, s.afterEvents), { op: "hang" }];
     case "reset-mid-stream":
@@ -323,7 +332,15 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     let i = 0;
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
-        const step = steps[i++];
+        let step = steps[i++];
+        // A wait writes nothing: the step after it is this pull's (a pull that enqueues nothing is not called again).
+        while (step?.op === "wait" && !stop.signal.aborted) {
+          // Until the test lets it go, or the client leaves (the waiter then goes away with it).
+          const released = new AbortController();
+          await Promise.race([step.until(), waitForStop(AbortSignal.any([stop.signal, released.signal]))]);
+          released.abort();
+          step = steps[i++];
+        }
         if (!step || stop.signal.aborted) {
           finish();
           if (!stop.signal.aborted) controller.close();

@@ -36,6 +36,10 @@ export interface PostgresServer {
   stop(): Promise<void>;
   /** `pg_ctl restart` (a fault: every connection is cut; the data stays). */
   restart(): Promise<void>;
+  /** Stops the server (a fault: every connection is cut, new ones refused) until `up()`; the data stays. */
+  down(): Promise<void>;
+  /** Starts it again after `down()`, on the same port and data. */
+  up(): Promise<void>;
   /** A new empty database on this server. */
   createDatabase(): Promise<string>;
   /** The postmaster's pid (its children are the backends), for CPU accounting. */
@@ -77,11 +81,9 @@ async function start(durable = false): Promise<Server> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     try {
-      run(
-        [join(bin, "pg_ctl"), "-D", join(dir, "data"), "-l", join(dir, "log"), "-w", "-t", "60", "start",
-          "-o", `-p ${port} -k ${dir} -h 127.0.0.1 ${durable ? "" : "-c fsync=off -c full_page_writes=off "}-c max_connections=200`],
-        "pg_ctl start",
-      );
+      const startCommand = [join(bin, "pg_ctl"), "-D", join(dir, "data"), "-l", join(dir, "log"), "-w", "-t", "60", "start",
+        "-o", `-p ${port} -k ${dir} -h 127.0.0.1 ${durable ? "" : "-c fsync=off -c full_page_writes=off "}-c max_connections=200`];
+      run(startCommand, "pg_ctl start");
       const admin = new SQL({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, max: 2 });
       const stop = async () => {
         await admin.close().catch(() => {});
@@ -93,6 +95,14 @@ async function start(durable = false): Promise<Server> {
       const restart = async () => {
         run([join(bin, "pg_ctl"), "-D", join(dir, "data"), "-l", join(dir, "log"), "-m", "fast", "-w", "-t", "60", "restart"], "pg_ctl restart");
       };
+      // Not spawned synchronously: what this process serves (a fake upstream) goes on while the server stops.
+      const down = async () => {
+        const p = Bun.spawn(asServerUser([join(bin, "pg_ctl"), "-D", join(dir, "data"), "-m", "fast", "-w", "-t", "60", "stop"]), { stdout: "pipe", stderr: "pipe" });
+        if ((await p.exited) !== 0) throw new Error(`pg_ctl stop failed: ${await new Response(p.stderr).text()}`);
+      };
+      const up = async () => {
+        run(startCommand, "pg_ctl start");
+      };
       let made = 0;
       const createDatabase = async () => {
         const name = `gantry_own_${process.pid}_${++made}`;
@@ -100,7 +110,7 @@ async function start(durable = false): Promise<Server> {
         return `postgres://postgres@127.0.0.1:${port}/${name}`;
       };
       const pid = () => Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
-      return { port, dir, admin, stop, restart, createDatabase, pid };
+      return { port, dir, admin, stop, restart, down, up, createDatabase, pid };
     } catch (err) {
       if (attempt >= 3) throw err;
     }
