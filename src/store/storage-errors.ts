@@ -4,7 +4,7 @@
  * problem, not the caller's, and not an internal error: nothing is lost by retrying once it is fixed.
  */
 import { AppError, isAppError } from "../errors";
-import { isConnectionLoss } from "./postgres/db";
+import { isConnectionLoss, isServerUnreachable } from "./postgres/db";
 
 /** SQLite result codes (bun:sqlite's `code`) of a store that cannot write. */
 const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR(_\w+)?|READONLY(_\w+)?|CANTOPEN|BUSY|LOCKED)$/;
@@ -16,9 +16,9 @@ export function isStorageUnavailable(err: unknown): boolean {
   if (!e || typeof e !== "object") return false;
   if (typeof e.code === "string" && (SQLITE_UNAVAILABLE.test(e.code) || FS_UNAVAILABLE.has(e.code))) return true;
   // PostgreSQL: class 53 (insufficient resources: disk full, out of memory, too many connections), 58 (system
-  // error: I/O), and a lost connection.
+  // error: I/O), a lost connection, and a server that cannot be reached (stopped or restarting).
   if (typeof e.errno === "string" && /^5[38]/.test(e.errno)) return true;
-  return isConnectionLoss(err);
+  return isConnectionLoss(err) || isServerUnreachable(err);
 }
 
 export function storageUnavailable(): AppError {

@@ -44,6 +44,16 @@ export function isConnectionLoss(err: unknown): boolean {
 }
 
 /**
+ * The server cannot be reached at all (stopped, restarting, its address refusing connections): Bun's driver says
+ * "Failed to connect". Not retried at once, as a lost connection is (the next try would be refused too); a request
+ * that meets it is answered as storage that is unavailable (store/storage-errors.ts).
+ */
+export function isServerUnreachable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "ERR_POSTGRES_CONNECTION_REFUSED" || code === "ERR_POSTGRES_CONNECTION_FAILED";
+}
+
+/**
  * Runs `op` and, if the connection was lost under it, again: each dead idle connection of the pool fails once
  * and is dropped, so up to `attempts` tries (the pool's size and one) reach a live or a new connection.
  */
