@@ -221,24 +221,37 @@ export class GatewayCall {
         estimated,
       })
       .catch((err) => {
-        this.unrecorded = true;
+        this.withheld ??= unrecordedError();
         this.deps.ledgerHealth?.failed(err);
         this.deps.log.error("ledger write failed", { requestId: this.requestId, error: String(err) });
       });
   }
 
   /**
-   * Set when the ledger could not record this call (the database went away at that moment): its answer is then not
-   * delivered as a success, since a reply the caller received whole is always billed.
+   * Why this call's answer is withheld, when what its end waits for could not be committed: the ledger row (the
+   * database went away at that moment), or the kept response. The answer is then never delivered as a success: a
+   * reply the caller received whole is always billed and, when kept, can be fetched. The caller gets this instead.
    */
-  unrecorded = false;
+  withheld: AppError | null = null;
 
-  /** The error a caller gets instead of an answer whose usage could not be recorded. */
-  static readonly UNRECORDED = { code: "service_unavailable", message: "The request's usage could not be recorded, so its answer is withheld; try again." };
+  /**
+   * The kept response could not be stored: the call ends with a failure naming the store (503 for storage that is
+   * unavailable, an internal error otherwise), recorded as such in the ledger.
+   */
+  keepFailed(err: unknown): void {
+    this.deps.log.error("the response could not be kept", { requestId: this.requestId, error: String(err) });
+    if (knownError(err) === null) {
+      this.withheld = internalError(this.deps, err, this.requestId);
+      return;
+    }
+    this.withheld = new AppError("service_unavailable", "The response could not be stored (the server's storage is unavailable), so its answer is withheld; retry shortly.", {
+      headers: { "retry-after": "5" },
+    });
+  }
 
-  /** After finish(): throws the 503 when the usage could not be recorded. */
+  /** After finish(): throws why the answer is withheld, if it is. */
   ensureRecorded(): void {
-    if (this.unrecorded) throw new AppError("service_unavailable", GatewayCall.UNRECORDED.message, { headers: { "retry-after": "1" } });
+    if (this.withheld) throw this.withheld;
   }
 
   /** The reply for an error before any byte was sent; settles the call (committed before the reply leaves). */
@@ -258,6 +271,11 @@ export class GatewayCall {
     await this.finish(appErr.status, appErr.code);
     return errorResponse(appErr, this.headers(appErr.headers));
   }
+}
+
+/** The error a caller gets instead of an answer whose usage could not be recorded. */
+function unrecordedError(): AppError {
+  return new AppError("service_unavailable", "The request's usage could not be recorded, so its answer is withheld; try again.", { headers: { "retry-after": "1" } });
 }
 
 export function internalError(deps: Pick<CallDeps, "log">, err: unknown, requestId: string): AppError {

@@ -56,6 +56,8 @@ test("unrecorded answers are withheld, collected or streamed, on both endpoints;
     const streamed = await readSseData(await post("/v1/responses", { model: "m", input: "hi", stream: true }));
     expect(streamed.some((e) => e.type === "response.completed")).toBe(false);
     expect(streamed.at(-1)).toMatchObject({ type: "response.failed", response: { error: { code: "service_unavailable" } } });
+    // Opened as every Responses stream is, though the whole answer came with its end (SDKs expect it first).
+    expect(streamed[0].type).toBe("response.created");
   });
 
   await whileLedgerFails(async () => {

@@ -1,21 +1,9 @@
 /**
- * A collected reply whose response cannot be kept (the store restarting, a full disk) fails as Gantry's own error:
- * 503 for storage that is unavailable, the error itself for the route to answer, never a broken upstream (502).
+ * A collected reply's failures while reading the upstream are the upstream's (502). One while keeping the finished
+ * response is not the sink's: the pipeline withholds the answer (tests/integration/keep-failure.test.ts).
  */
 import { expect, test } from "bun:test";
 import { CollectSink } from "../../src/gateway/stream/sinks/collect-sink";
-
-test("a store failure while keeping is answered as unavailable storage, not as the upstream's", async () => {
-  const full = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-  const sink = new CollectSink(new Set(), async () => {
-    throw full;
-  });
-  sink.end(null);
-  const thrown = await sink.beforeSettle().catch((err) => err);
-  expect(thrown).toBe(full);
-  expect(sink.broken(thrown)).toMatchObject({ status: 503, code: "service_unavailable" });
-  expect(sink.error).toBe(full);
-});
 
 test("a transport failure while reading is the upstream's: 502", () => {
   const sink = new CollectSink(new Set());

@@ -20,8 +20,9 @@ export async function collectUpstream(
   const sink = new CollectSink(toolNames, keep);
   await drainPipeline(call, source, sink);
   if (sink.error) throw sink.error;
+  // Not recorded, or not kept: the answer is withheld (GatewayCall.withheld says why).
+  call.ensureRecorded();
   // The caller went away (the pipeline settled it as 499): the route's failure path answers nobody.
   if (!sink.response) throw upstreamStreamError(new Error("the stream ended without a response"));
-  call.ensureRecorded();
   return sink.response;
 }

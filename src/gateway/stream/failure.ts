@@ -26,6 +26,19 @@ export function mapStreamFailure(code: string, message: string): AppError {
   return new AppError("upstream_error", message, { rawCode: code });
 }
 
+/**
+ * The opening event of a reply whose end is replaced by a failure before the caller got any event (its whole
+ * answer came in one read): SDKs expect `response.created` before anything else.
+ */
+export function createdResponseEvent(snapshot: ResponseObject | null, nowMs: number): ResponsesStreamEvent {
+  const response = { ...responseOrBlank(snapshot, nowMs), status: "in_progress", output: [], usage: null, error: null, incomplete_details: null };
+  return { type: "response.created", sequence_number: 0, response: response as ResponseObject };
+}
+
+function responseOrBlank(snapshot: ResponseObject | null, nowMs: number): ResponseObject {
+  return snapshot ?? ({ id: "", object: "response", created_at: Math.floor(nowMs / 1000), model: "", output: [], usage: null } as unknown as ResponseObject);
+}
+
 /** `nowMs` dates the response when the upstream never sent one (no snapshot): the caller's clock, not ours. */
 export function failedResponseEvent(
   snapshot: ResponseObject | null,
@@ -35,7 +48,7 @@ export function failedResponseEvent(
   nowMs: number,
 ): ResponsesStreamEvent {
   const response: ResponseObject = {
-    ...(snapshot ?? { id: "", object: "response", created_at: Math.floor(nowMs / 1000), model: "", output: [], usage: null }),
+    ...responseOrBlank(snapshot, nowMs),
     status: "failed",
     error: { code, message },
     incomplete_details: null,

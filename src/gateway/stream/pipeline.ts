@@ -2,7 +2,8 @@
  * The one loop every gateway stream runs through, whatever the caller gets (Responses events, chat chunks, a
  * collected object, the upstream's raw bytes): read the upstream, hand each batch to the sink, write what it
  * returns; keep the connection alive while the upstream is silent; hold the batch that ends the reply until the
- * ledger has committed the call (a reply received whole is always billed); settle exactly once, as 499 when the
+ * ledger has committed the call and a kept response is stored (a reply received whole is always billed, and a kept
+ * one can be fetched; otherwise the caller is told why instead); settle exactly once, as 499 when the
  * caller went away; abort the upstream when the reply ends early.
  */
 import type { GatewayCall } from "../call";
@@ -44,10 +45,13 @@ export interface PipelineSink<B> {
    * (with its code, when it is not the upstream's own).
    */
   end(failure: { code: string; message: string } | null): { out: Output; status: number; code?: string };
-  /** Done before the call is settled when the stream ended well (keeping the response). */
+  /**
+   * Done before the call is settled when the stream ended well (keeping the response): committed before the end
+   * is delivered, like the ledger row; when it fails, the answer is withheld (GatewayCall.keepFailed).
+   */
   beforeSettle?(): Promise<void>;
-  /** What replaces the end when the call could not be recorded (its answer is withheld); null keeps the end. */
-  unrecorded(): Output | null;
+  /** What replaces the end when the answer is withheld (`reason`: GatewayCall.withheld); null keeps the end. */
+  withheld(reason: { code: string; message: string }): Output | null;
   /** A transport or protocol failure mid-stream: what is recorded and told; null rethrows it (raw callers). */
   broken(err: unknown): FailureOutcome | null;
   /** The ledger status of a stream that ended well (raw replies keep the upstream's). */
@@ -96,11 +100,18 @@ export async function* runPipeline<B>(call: GatewayCall, source: PipelineSource<
     if (failure) {
       errorCode = end.code ?? failure.code;
       status = end.status;
-    } else if (sink.beforeSettle) await sink.beforeSettle();
+    } else if (sink.beforeSettle) {
+      await sink.beforeSettle().catch((err) => call.keepFailed(err));
+      if (call.withheld) {
+        status = call.withheld.status;
+        errorCode = call.withheld.code;
+      }
+    }
     await call.finish(status, errorCode, source.usage);
     settled = true;
-    if (call.unrecorded) {
-      const instead = sink.unrecorded();
+    // Not everything the end waits for was committed: the caller is told why instead of getting the end.
+    if (call.withheld) {
+      const instead = sink.withheld(call.withheld);
       if (instead !== null) held = [instead];
     }
     for (const out of held) yield out;
@@ -130,7 +141,7 @@ export async function* runPipeline<B>(call: GatewayCall, source: PipelineSource<
     status = outcome.status;
     errorCode = outcome.code;
     await call.finish(status, errorCode, source.usage);
-    for (const out of held) yield out;
+    // What was held ends the reply as a success: it is never sent before a failure.
     if (!isEmpty(outcome.out)) yield outcome.out;
   } finally {
     if (stall) stalls!.untrack(stall);

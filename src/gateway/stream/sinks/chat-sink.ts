@@ -2,7 +2,6 @@
  * The chat SSE a `/v1/chat/completions` stream caller gets: the upstream's events, tool markup cleaned, translated
  * into `chat.completion.chunk` frames, ending with `[DONE]` (after an error frame when the stream failed).
  */
-import { GatewayCall } from "../../call";
 import type { ResponsesStreamEvent } from "../../responses-types";
 import { createChatStreamTranslator, type ChatStreamTranslatorOptions } from "../../translate/stream-to-chat";
 import { mapStreamFailure, upstreamStreamError } from "../failure";
@@ -56,10 +55,10 @@ export class ChatSink implements PipelineSink<UpstreamEvent[]> {
     return { out, status: failure ? mapStreamFailure(failure.code, failure.message).status : 200 };
   }
 
-  unrecorded(): string {
+  withheld(reason: { code: string; message: string }): string {
     // Not billed, not delivered: an error frame instead of the end of the answer.
-    const { code, message } = GatewayCall.UNRECORDED;
-    return encodeData({ error: { message, type: "service_unavailable", code, param: null } }) + SSE_DONE;
+    const { code, message } = reason;
+    return encodeData({ error: { message, type: code, code, param: null } }) + SSE_DONE;
   }
 
   broken(err: unknown): FailureOutcome {

@@ -3,8 +3,6 @@
  * object, which the route answers with once the pipeline has settled the call. A failure becomes the error the
  * caller gets instead, with whatever usage was known settled.
  */
-import { AppError } from "../../../errors";
-import { knownError } from "../../../store/storage-errors";
 import type { ResponseObject } from "../../responses-types";
 import { createResponseCollector } from "../collect";
 import { mapStreamFailure, upstreamStreamError } from "../failure";
@@ -18,10 +16,8 @@ export class CollectSink implements PipelineSink<UpstreamEvent[]> {
   private readonly collector = createResponseCollector();
   /** The finished response, once the stream ended well. */
   response: ResponseObject | null = null;
-  /** What the caller is told instead: the stream's failure, or what keeping the response threw (the route maps it). */
+  /** What the caller is told instead: the stream's failure (one that keeping the response met is the call's). */
   error: unknown = null;
-  /** Set while the finished response is being kept: a failure then is Gantry's own (its store), not the upstream's. */
-  private keeping = false;
 
   constructor(
     toolNames: ReadonlySet<string>,
@@ -47,24 +43,15 @@ export class CollectSink implements PipelineSink<UpstreamEvent[]> {
 
   async beforeSettle(): Promise<void> {
     const result = this.collector.result();
-    this.keeping = true;
     this.response = this.keep ? await this.keep(result) : result;
-    this.keeping = false;
   }
 
-  unrecorded(): null {
+  withheld(): null {
     // The route refuses the answer itself (GatewayCall.ensureRecorded).
     return null;
   }
 
   broken(err: unknown): FailureOutcome {
-    if (this.keeping) {
-      // The store failed (a database restarting, a full disk): recorded and answered as the route answers any error
-      // of its own, 503 for storage that is unavailable, not as a broken upstream stream.
-      this.error = err;
-      const e = knownError(err) ?? new AppError("internal_error", "Internal error.");
-      return { status: e.status, code: e.code, out: "" };
-    }
     const e = upstreamStreamError(err);
     this.error = e;
     return { status: e.status, code: e.code, out: "" };

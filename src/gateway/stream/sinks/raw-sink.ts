@@ -69,7 +69,7 @@ abstract class RawRelay implements PipelineSource<Uint8Array>, PipelineSink<Uint
   abstract push(chunk: Uint8Array): Uint8Array;
   abstract end(): { out: Uint8Array; status: number };
 
-  unrecorded(): null {
+  withheld(): null {
     return null;
   }
 

@@ -3,10 +3,10 @@
  * when the response is kept. Deltas that need no change go out as the upstream's own JSON text, unparsed; an event
  * the rewriter left alone is framed from its upstream text; only events built or changed here are serialised.
  */
-import { GatewayCall } from "../../call";
+import type { GatewayCall } from "../../call";
 import type { ResponseKeeper } from "../../responses/response-keeper";
 import type { ResponsesStreamEvent } from "../../responses-types";
-import { failedResponseEvent, mapStreamFailure } from "../failure";
+import { createdResponseEvent, failedResponseEvent, mapStreamFailure } from "../failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
 import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../sse/encode";
@@ -18,6 +18,12 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
   private readonly rewriter;
   /** The last sequence number the caller was sent: a failure Gantry reports comes next. */
   private lastSequence = -1;
+  /**
+   * What the caller is sure to get: the last sequence number, and whether any event, of the batches before the one
+   * that ends the reply (the pipeline holds that one, and replaces it when the answer is withheld).
+   */
+  private deliveredSequence = -1;
+  private deliveredAny = false;
 
   constructor(
     private readonly call: GatewayCall,
@@ -39,6 +45,10 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
       }
       const ev = e.ev;
       for (const o of this.rewriter.push(ev, e.data)) out += this.encode(o, o === ev ? e.data : null);
+    }
+    if (!this.source.ended && out !== "") {
+      this.deliveredSequence = this.lastSequence;
+      this.deliveredAny = true;
     }
     return out;
   }
@@ -64,9 +74,13 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
     if (this.keeper) await this.keeper.keepStreamed();
   }
 
-  unrecorded(): string {
-    // Not billed, not delivered: the caller gets a failure instead of the end of the answer.
-    return this.failed(GatewayCall.UNRECORDED.code, GatewayCall.UNRECORDED.message);
+  withheld(reason: { code: string; message: string }): string {
+    // Not billed or not kept, so not delivered: the caller gets a failure instead of the end of the answer,
+    // numbered after what it got. If that was nothing (the whole answer came with its end), the failure still
+    // follows a response.created, as SDKs expect.
+    this.lastSequence = this.deliveredSequence;
+    const opening = this.deliveredAny ? "" : this.encode(createdResponseEvent(this.source.snapshot, this.call.startedAtMs), null);
+    return opening + this.failed(reason.code, reason.message);
   }
 
   broken(err: unknown): FailureOutcome {
