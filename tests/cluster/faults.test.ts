@@ -5,14 +5,20 @@
  * - Redis restarted under load: admission answers 503 with the envelope and Retry-After while it is down
  *   (fail closed) and works again by itself;
  * - PostgreSQL restarted under load: requests of that moment fail cleanly (an envelope, never a hang or a
- *   crash), then everything works again without restarting Gantry, and nothing acknowledged is lost.
+ *   crash), then everything works again without restarting Gantry, and nothing acknowledged is lost;
+ * - PostgreSQL stopped just as answers end (the upstream holds their terminal events, then lets half go as the
+ *   stop begins and half once it is down): every call either succeeded with its ledger row and its kept response,
+ *   or failed cleanly (in-band for a stream, with no success before the failure; 503 with Retry-After when
+ *   collected), and a collected call meanwhile gets 503 with Retry-After.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import OpenAI from "openai";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { pollUntil } from "../support/poll";
 import { postgresUnavailable, startPostgresServer, type PostgresServer } from "../support/postgres";
 import { redisUnavailable, startRedisServer, type RedisServer } from "../support/redis";
+import { readSseData } from "../support/harness";
 import { startCluster, type Cluster } from "./cluster";
 
 const unavailable = postgresUnavailable() ?? redisUnavailable();
@@ -23,6 +29,8 @@ let pg: PostgresServer;
 let redis: RedisServer;
 let cluster: Cluster;
 let sql: SQL;
+/** What a held reply (input "HOLD") awaits before its terminal event; set by the test that holds them. */
+let beforeTerminal: () => Promise<void> = () => Promise.resolve();
 
 interface Outcome {
   status: number;
@@ -90,8 +98,12 @@ if (unavailable) {
 } else {
   beforeAll(async () => {
     upstream = await startFakeUpstream({
-      scenario: (body) =>
-        JSON.stringify(body?.input ?? "").includes("SLOW") ? { kind: "slow", delayMs: 200, deltas: 100, text: "a long reply" } : { kind: "text", text: "a reply", deltas: 3 },
+      scenario: (body) => {
+        const input = JSON.stringify(body?.input ?? "");
+        if (input.includes("SLOW")) return { kind: "slow", delayMs: 200, deltas: 100, text: "a long reply" };
+        if (input.includes("HOLD")) return { kind: "text", text: "a held reply", deltas: 3, beforeTerminal: () => beforeTerminal() };
+        return { kind: "text", text: "a reply", deltas: 3 };
+      },
     });
     [pg, redis] = await Promise.all([startPostgresServer(), startRedisServer()]);
     const databaseUrl = await pg.createDatabase();
@@ -188,7 +200,10 @@ if (unavailable) {
       expect(created.status).toBe(201);
       const [calls, heartbeats] = await Promise.all([gateway.stop(), beats.stop()]);
       // Clean failures only: a reply or an envelope, never a hang, a dropped connection or a stack trace.
-      for (const r of calls) expect([200, 500, 503]).toContain(r.status);
+      for (const r of calls) {
+        expect([200, 503]).toContain(r.status);
+        if (r.status === 503) expect(r.retryAfter).not.toBeNull();
+      }
       for (const s of heartbeats) expect([200, 500, 503]).toContain(s);
       // Every reply received whole has its ledger row, once.
       const ok = calls.filter((r) => r.status === 200).map((r) => r.requestId!);
@@ -223,6 +238,83 @@ if (unavailable) {
       );
     }, 60_000);
 
+    test("PostgreSQL stopped as answers end: each call succeeds with its ledger row and kept response, or fails cleanly; never completed then failed", async () => {
+      const { id, key } = await createKey();
+      // Half the replies end as the database is being stopped (their commits race the stop, as in the field), half
+      // once it is down.
+      const stopping = Promise.withResolvers<void>();
+      const stopped = Promise.withResolvers<void>();
+      let held = 0;
+      beforeTerminal = () => (++held % 2 === 0 ? stopping.promise : stopped.promise);
+      const openBefore = upstream.open;
+      let down = false;
+      const results: HeldResult[] = [];
+      let sdk: SdkResult;
+      try {
+        const calls: Array<Promise<HeldResult>> = [];
+        for (const i of [0, 1, 2]) for (const kind of HELD_KINDS) calls.push(heldCall(i, key, kind));
+        const sdkCall = sdkStream(1, key);
+        // Every answer has been sent but its terminal event.
+        await pollUntil(() => held, (n) => n === calls.length + 1, { timeoutMs: 20_000, what: "every held reply waiting for its end" });
+        stopping.resolve();
+        // Their terminal events sent (their upstream streams over): the stop begins while they are being committed.
+        const laterHalf = held - Math.floor(held / 2);
+        await pollUntil(() => upstream.open, (n) => n <= openBefore + laterHalf, { timeoutMs: 20_000, stepMs: 1, what: "the first half's ends sent" });
+        down = true;
+        await pg.down();
+        stopped.resolve();
+        results.push(...(await Promise.all(calls)));
+        sdk = await sdkCall;
+        // A collected call while the database is down: 503 with Retry-After, never a 500.
+        for (const i of [0, 1, 2]) {
+          const r = await ask(i, key);
+          expect(r).toMatchObject({ status: 503, code: "service_unavailable" });
+          expect(r.retryAfter).not.toBeNull();
+        }
+      } finally {
+        beforeTerminal = () => Promise.resolve();
+        stopping.resolve();
+        stopped.resolve();
+        if (down) await pg.up();
+      }
+      await pollUntil(() => Promise.all([0, 1, 2].map((i) => ask(i, key))), (rs) => rs.every((r) => r.status === 200), {
+        timeoutMs: 30_000,
+        stepMs: 100,
+        what: "every instance serving again",
+      });
+
+      const rows = await sql`SELECT request_id, status FROM usage_ledger WHERE key_id = ${id}`;
+      const billed = new Map(rows.map((r: { request_id: string; status: number }) => [r.request_id, Number(r.status)]));
+      let failures = 0;
+      for (const r of results) {
+        const what = `${r.kind} on instance ${r.instance}: ${JSON.stringify(r.body).slice(0, 600)}`;
+        if (r.succeeded) {
+          // A success: billed, and a kept response can be fetched.
+          expect(billed.get(r.requestId!), what).toBe(200);
+          if (r.keptId) {
+            const kept = await fetch(`${cluster.instances[r.instance]!.url}/v1/responses/${r.keptId}`, { headers: { authorization: `Bearer ${key}` } });
+            expect(kept.status, what).toBe(200);
+            await kept.arrayBuffer();
+          }
+        } else {
+          failures++;
+          expect(r.error, what).toMatchObject({ code: "service_unavailable" });
+          // The failure names what failed: storage, not the upstream (which answered well).
+          expect(r.error!.message, what).not.toMatch(/upstream|Failed to connect/i);
+          if (!r.streamed) expect(r.retryAfter, what).not.toBeNull();
+        }
+      }
+      // Those that ended once it was down failed; those ending as it stopped went either way.
+      expect(failures).toBeGreaterThanOrEqual(Math.floor(results.length / 2));
+      console.log(`PostgreSQL stopped as answers ended: ${results.length - failures} succeeded, ${failures} failed cleanly`);
+      // The OpenAI SDK: a response that failed is one whose events never said completed.
+      if (sdk!.status === "completed") expect(sdk!.types.filter((t) => t === "response.failed")).toEqual([]);
+      else {
+        expect(sdk!.status).toBe("failed");
+        expect(sdk!.types).not.toContain("response.completed");
+      }
+    }, 120_000);
+
     test("every pooled connection cut while idle (a failover, a proxy's idle timeout): the next requests succeed", async () => {
       const { key } = await createKey();
       for (const i of [0, 1, 2]) expect((await ask(i, key)).status).toBe(200);
@@ -242,4 +334,75 @@ async function checkAllServing(key: string): Promise<void> {
         expect((await cluster.admin(i, "/admin/api/stats/clients")).status).toBe(200);
         expect((await fetch(`${cluster.instances[i]!.url}/api/v1/latest`)).status).not.toBe(500);
       }
+}
+
+const HELD_KINDS = ["responses-stream-kept", "responses-stream-unkept", "responses-collected-kept", "chat-stream", "chat-collected"] as const;
+type HeldKind = (typeof HELD_KINDS)[number];
+
+interface HeldResult {
+  kind: HeldKind;
+  instance: number;
+  streamed: boolean;
+  requestId: string | null;
+  retryAfter: string | null;
+  /** The answer ended as a success (and only as one). */
+  succeeded: boolean;
+  /** The failure the caller was told, when it did not succeed. */
+  error: { code: string; message: string } | null;
+  /** The id of a kept response that succeeded. */
+  keptId: string | null;
+  body: unknown;
+}
+
+/** One call whose reply the upstream holds before its terminal event; what the caller got, checked for shape. */
+async function heldCall(i: number, key: string, kind: HeldKind): Promise<HeldResult> {
+  const chat = kind.startsWith("chat");
+  const streamed = kind.includes("stream");
+  const body = chat
+    ? { model: "gpt-test", messages: [{ role: "user", content: "HOLD" }], stream: streamed }
+    : { model: "gpt-test", input: "HOLD", stream: streamed, ...(kind.endsWith("unkept") ? { store: false } : {}) };
+  const res = await fetch(`${cluster.instances[i]!.url}/v1/${chat ? "chat/completions" : "responses"}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const base = { kind, instance: i, streamed, requestId: res.headers.get("x-request-id"), retryAfter: res.headers.get("retry-after"), keptId: null };
+  if (!streamed) {
+    const json = (await res.json()) as any;
+    if (res.status === 200) return { ...base, succeeded: true, error: null, keptId: kind.endsWith("kept") ? json.id : null, body: json };
+    expect(res.status).toBe(503);
+    return { ...base, succeeded: false, error: json.error, body: json };
+  }
+  expect(res.status).toBe(200);
+  const events = await readSseData(res);
+  if (chat) {
+    // A chat stream ends with [DONE], after either a finished choice or an error frame, never both.
+    expect(events.at(-1)).toBe("[DONE]");
+    const finished = events.some((c) => c !== "[DONE]" && c.choices?.some((x: any) => x.finish_reason !== null && x.finish_reason !== undefined));
+    const error = events.find((c) => c !== "[DONE]" && c.error)?.error ?? null;
+    expect(finished && error !== null).toBe(false);
+    return { ...base, succeeded: finished && error === null, error, body: events };
+  }
+  // Exactly one terminal event, the last: a success is never followed by a failure.
+  const terminals = events.filter((e) => /^response\.(completed|failed|incomplete)$/.test(e.type));
+  expect(terminals.map((e) => e.type)).toHaveLength(1);
+  expect(events.at(-1)).toBe(terminals[0]);
+  const end = terminals[0];
+  const ok = end.type === "response.completed";
+  return { ...base, succeeded: ok, error: ok ? null : end.response.error, keptId: ok && kind.endsWith("-kept") ? end.response.id : null, body: events };
+}
+
+interface SdkResult {
+  status: string | undefined;
+  types: string[];
+}
+
+/** A kept stream read with the OpenAI SDK, as an application would: its events, then `finalResponse()`. */
+async function sdkStream(i: number, key: string): Promise<SdkResult> {
+  const client = new OpenAI({ baseURL: `${cluster.instances[i]!.url}/v1`, apiKey: key, maxRetries: 0, timeout: 60_000 });
+  const stream = client.responses.stream({ model: "gpt-test", input: "HOLD (sdk)" });
+  const types: string[] = [];
+  for await (const ev of stream) types.push(ev.type);
+  return { status: (await stream.finalResponse()).status, types };
 }
