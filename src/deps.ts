@@ -35,6 +35,7 @@ import type { ChangeFeed } from "./store/change-feed";
 import { FileSystemMirror } from "./store/files/fs-mirror";
 import { S3Mirror } from "./store/s3/s3-mirror";
 import type { Mirror } from "./site/downloads/mirror";
+import { RecordingMirror, checkMirrorRecord } from "./site/downloads/mirror-record";
 import type { MetaRepository } from "./store/meta-repository";
 import { createEngagementServices, type EngagementServices } from "./site/engagement-services";
 import { createReleaseServices, type ReleaseServices } from "./site/releases/release-services";
@@ -84,7 +85,10 @@ export interface DepsOptions {
   databasePath?: string;
   /** Refuse to create the database: DatabaseMissingError when there is none (the CLI's commands other than serve). */
   existingDatabaseOnly?: boolean;
-  /** Reach the S3 bucket (when one is set) before going on; default true. One-shot commands skip it. */
+  /**
+   * Reach the S3 bucket (when one is set) and check that it is the mirror the database's files are in, before going
+   * on; default true. One-shot commands skip it (a write into another mirror is still refused).
+   */
   checkMirror?: boolean;
   log?: Logger;
   now?: () => number;
@@ -128,7 +132,8 @@ export async function openMirror(config: Config, check = true): Promise<Mirror> 
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<AppDeps> {
   const now = options.now ?? Date.now;
   const log = options.log ?? createLogger(config.logLevel);
-  const mirror = options.mirror ?? (await openMirror(config, options.checkMirror ?? true));
+  const checkMirror = options.checkMirror ?? true;
+  const openedMirror = options.mirror ?? (await openMirror(config, checkMirror));
   const onChangeFeedError = (err: unknown) => log.warn("change feed failed", { error: (err as Error).message });
   const stores =
     options.stores ??
@@ -136,6 +141,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       ? await openPostgresStores({ url: config.databaseUrl, now, onChangeFeedError })
       : openSqliteStores({ path: options.databasePath ?? databasePathOf(config), existingOnly: options.existingDatabaseOnly, now, onChangeFeedError }));
   const { meta, changes, keys, ledger } = stores;
+  // The database notes which mirror holds its files; an instance started with another one would serve none of them.
+  const mirror = new RecordingMirror(openedMirror, meta);
+  if (checkMirror) {
+    try {
+      await checkMirrorRecord({ meta, releases: stores.releases, mirror, log });
+    } catch (err) {
+      await stores.close();
+      throw err;
+    }
+  }
   // Injected (a shared limiter lets several instances enforce one set of limits); in-process by default.
   let limiter: LimiterStore;
   if (options.limiter) limiter = options.limiter;

@@ -11,6 +11,7 @@ import { copyStore, type CopyReport } from "../store/copy/copy-store";
 import { PostgresSide } from "../store/postgres/copy-side";
 import { SqliteSide } from "../store/sqlite/copy-side";
 import type { Mirror } from "../site/downloads/mirror";
+import { MIRROR_RECORD_KEY, encodeMirrorLocation } from "../site/downloads/mirror-location";
 import type { Group } from "./command";
 import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase, printJson, table } from "./common";
 
@@ -100,6 +101,8 @@ runs there); point new servers at the target afterwards.`,
           const report = await copyStore(source, target, {
             force: values.force === true,
             mirrors,
+            // The files go into another mirror: the target's note of where they are names that one, not the source's.
+            targetMeta: mirrors ? { [MIRROR_RECORD_KEY]: encodeMirrorLocation(mirrors.to.location) } : undefined,
             onProgress: process.stderr.isTTY ? (line) => process.stderr.write(`${line}\n`) : undefined,
           });
           if (values.json === true) printJson({ ...report, note });

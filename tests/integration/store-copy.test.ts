@@ -163,6 +163,10 @@ if (unavailable) {
       } finally {
         await shared.stop();
       }
+      // The target notes that its files are now in the bucket: an instance started without it is refused.
+      await expect(createDeps(defaultConfig({ dataDir: dir("no-bucket"), databaseUrl: db.url }), { log: silentLogger })).rejects.toThrow(
+        `this database's asset files are in the S3 bucket "${bucket}"`,
+      );
     }, 120_000);
 
     test("a target that holds records is refused unless --force", async () => {
@@ -184,6 +188,10 @@ if (unavailable) {
       const r = await gantry(["store", "copy", "--database-url", db.url, "--data-dir", dir("cli"), "--to", back, "--json"], s3Env);
       expect(r.code).toBe(0);
       expect(JSON.parse(r.out).ok).toBe(true);
+      // The new data dir notes that its files are in its own mirror: it starts without the bucket (and not with it).
+      await expect(
+        serve({ dataDir: back, s3Bucket: bucket, s3Endpoint: s3.endpoint, s3Region: s3.region, s3AccessKeyId: s3.accessKeyId, s3SecretAccessKey: s3.secretAccessKey }),
+      ).rejects.toThrow("this database's asset files are in the data dir's mirror");
       const again = await serve({ dataDir: back });
       try {
         expect(await documents(again.url)).toEqual(before);

@@ -52,6 +52,7 @@ const PURE = [
   "src/site/downloads/range.ts",
   "src/site/downloads/download-headers.ts",
   "src/site/downloads/http-url.ts",
+  "src/site/downloads/mirror-location.ts",
   "src/site/query-params.ts",
   "src/time-input.ts",
 ];

@@ -26,7 +26,15 @@ export interface DirectUrlOptions {
   expiresInSeconds: number;
 }
 
+/**
+ * Which mirror a backend is: what the database records as the holder of its files (mirror-record.ts), so an
+ * instance started with another mirror is refused instead of answering 404 for every file.
+ */
+export type MirrorLocation = { kind: "filesystem" } | { kind: "s3"; bucket: string; endpoint: string | null };
+
 export interface Mirror {
+  /** Where the bytes are kept (the kind, and for a bucket its name and endpoint). */
+  readonly location: MirrorLocation;
   /** Streams `body` in, computing size and SHA-256 over exactly the bytes stored. */
   put(body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<MirrorObject>;
   has(sha256: string): Promise<boolean>;

@@ -38,6 +38,11 @@ export interface CopyOptions {
   /** Asset bytes: from the source's mirror to the target's; omitted when both sides use the same bytes. */
   mirrors?: { from: Mirror; to: Mirror };
   onProgress?: (line: string) => void;
+  /**
+   * Meta values that describe the target itself rather than the records, written after the copied ones in the same
+   * transaction: which mirror holds the files, when the copy moves them into another mirror.
+   */
+  targetMeta?: Record<string, string>;
 }
 
 export async function copyStore(source: RecordSide, target: RecordSide, options: CopyOptions = {}): Promise<CopyReport> {
@@ -69,6 +74,7 @@ export async function copyStore(source: RecordSide, target: RecordSide, options:
         await writer.setMeta(key, value);
         meta++;
       }
+      for (const [key, value] of Object.entries(options.targetMeta ?? {})) await writer.setMeta(key, value);
     });
   });
 

@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { open, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { MirrorWriteError, type Mirror, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { MirrorWriteError, type Mirror, type MirrorLocation, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
 import { sweepTempFiles, tempFileName } from "./temp-files";
 import { writeHashed } from "./write-hashed";
 
@@ -17,6 +17,7 @@ const HOUR_MS = 3_600_000;
 const SHA_RE = /^[0-9a-f]{64}$/;
 
 export class FileSystemMirror implements Mirror {
+  readonly location: MirrorLocation = { kind: "filesystem" };
   private readonly tmpDir: string;
 
   constructor(readonly root: string) {

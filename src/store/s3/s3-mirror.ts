@@ -13,7 +13,7 @@ import { S3Client, type S3File } from "bun";
 import { mkdirSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { MirrorWriteError, type DirectUrlOptions, type Mirror, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { MirrorWriteError, type DirectUrlOptions, type Mirror, type MirrorLocation, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
 import { sweepTempFiles, tempFileName } from "../files/temp-files";
 import { writeHashed } from "../files/write-hashed";
 
@@ -35,8 +35,10 @@ export interface S3MirrorOptions {
 
 export class S3Mirror implements Mirror {
   private readonly client: S3Client;
+  readonly location: MirrorLocation;
 
   constructor(private readonly options: S3MirrorOptions) {
+    this.location = { kind: "s3", bucket: options.bucket, endpoint: options.endpoint || null };
     this.client = new S3Client({
       bucket: options.bucket,
       endpoint: options.endpoint || undefined,
