@@ -126,6 +126,8 @@ export function table(rows: Array<Record<string, unknown>>, columns: string[]): 
  */
 export function asClause(message: string): string {
   const m = message.trim().replace(/\.$/, "");
+  // A message that starts by naming a part ("PostgreSQL at db:5432: …", "Redis at …") keeps its name as spelt.
+  if (/^(PostgreSQL|Redis)\b/.test(m)) return m;
   return /^[A-Z][a-z]/.test(m) ? m[0].toLowerCase() + m.slice(1) : m;
 }
 

@@ -70,7 +70,14 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   const lock = claimDataDir(config.dataDir);
   process.on("exit", () => lock.release());
   const log = createLogger(config.logLevel);
-  const deps = await createDeps(config, { log });
+  let deps: AppDeps;
+  try {
+    deps = await createDeps(config, { log });
+  } catch (err) {
+    // In the log as well as on stderr: where the log is collected, a start that failed says why there too.
+    log.error("cannot start", { error: (err as Error).message });
+    throw err;
+  }
   deps.releases.start();
   void deps.engagement.start();
   startPurgingResponses(deps.responses, deps.now, log);

@@ -5,6 +5,7 @@
  */
 import { SQL } from "bun";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations";
+import { postgresConnectError } from "./connect-errors";
 
 /** An arbitrary constant: the advisory lock that serialises migrations across instances. */
 const MIGRATION_LOCK = 0x67616e74; // "gant"
@@ -94,11 +95,22 @@ export function retryingPool(sql: SQL, poolSize = DEFAULT_POOL_SIZE): SQL {
   });
 }
 
+/** Seconds to establish a connection (TCP, TLS and the startup exchange) before giving up on it. */
+export const CONNECT_TIMEOUT_SECONDS = 10;
+
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<SQL> {
   const max = options.max ?? DEFAULT_POOL_SIZE;
-  const sql = retryingPool(new SQL({ url, max, idleTimeout: 60, connectionTimeout: 10 }), max);
+  const raw = new SQL({ url, max, idleTimeout: 60, connectionTimeout: CONNECT_TIMEOUT_SECONDS });
+  const sql = retryingPool(raw, max);
   try {
-    await migrate(sql);
+    // One try, outside the retrying pool: a server that is down or does not answer fails the start within the
+    // connect timeout, named, instead of once per pooled connection (eleven timeouts, almost two minutes).
+    await raw`SELECT 1`.catch((err) => {
+      throw postgresConnectError(url, err, CONNECT_TIMEOUT_SECONDS);
+    });
+    await migrate(sql).catch((err) => {
+      throw isConnectionLoss(err) ? postgresConnectError(url, err, CONNECT_TIMEOUT_SECONDS) : err;
+    });
   } catch (err) {
     await sql.close();
     throw err;

@@ -10,7 +10,8 @@ import { PostgresRefusedParams } from "./refused-params";
 import { PostgresAnnouncementRepository } from "./announcements";
 import { PostgresChangeFeed } from "./change-feed";
 import { PostgresClientRepository } from "./clients";
-import { openPostgres, schemaVersion } from "./db";
+import { CONNECT_TIMEOUT_SECONDS, isConnectionLoss, openPostgres, schemaVersion } from "./db";
+import { postgresConnectError } from "./connect-errors";
 import { PostgresDownloadRepository } from "./downloads";
 import { PostgresKeyRepository } from "./keys";
 import { PostgresUsageLedger } from "./ledger";
@@ -79,7 +80,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     await stores.changes.start();
   } catch (err) {
     await sql.close();
-    throw err;
+    throw isConnectionLoss(err) ? postgresConnectError(options.url, err, CONNECT_TIMEOUT_SECONDS) : err;
   }
   return stores;
 }

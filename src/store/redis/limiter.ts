@@ -18,6 +18,7 @@ import { AppError } from "../../errors";
 import type { AdmitOptions, AdmitResult, KeyLimits, LimitCode, LimiterStore, RecordedUsage, Reservation } from "../../gateway/limits/limiter-store";
 import { randomToken } from "../../secrets";
 import { ADMIT, FORGET, INSTANCES, RENEW, SETTLE } from "./limiter-scripts";
+import { redisConnectError } from "./connect-errors";
 
 export interface RedisLimiterOptions {
   /** How long a lease lives without renewal (an instance that died gives its slots back after this). */
@@ -51,8 +52,12 @@ const unavailable = () =>
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_STATE_TTL_MS = 2 * 86_400_000;
 
+/** How long a connection to Redis may take to be established. */
+const CONNECT_TIMEOUT_MS = 2000;
+
 export class RedisLimiter implements LimiterStore {
   private readonly client: RedisClient;
+  private readonly url: string;
   private readonly shas = new Map<string, string>();
   private readonly leases = new Map<string, LocalLease[]>();
   private inFlightTotal = 0;
@@ -74,7 +79,8 @@ export class RedisLimiter implements LimiterStore {
 
   constructor(url: string, options: RedisLimiterOptions = {}) {
     // No offline queue: while Redis is down, commands fail at once instead of waiting forever.
-    this.client = new RedisClient(url, { enableOfflineQueue: false, connectionTimeout: 2000, autoReconnect: true, maxRetries: 3 });
+    this.client = new RedisClient(url, { enableOfflineQueue: false, connectionTimeout: CONNECT_TIMEOUT_MS, autoReconnect: true, maxRetries: 3 });
+    this.url = url;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.stateTtlMs = options.stateTtlMs ?? DEFAULT_STATE_TTL_MS;
     this.reportError = options.onError ?? (() => {});
@@ -86,7 +92,10 @@ export class RedisLimiter implements LimiterStore {
 
   /** Connects; resolves once Redis answers (a server start fails early on a wrong URL). */
   async start(): Promise<void> {
-    await this.ensureConnected();
+    // The driver says "connection closed" for every failed connect, a wrong password included: say which it was.
+    await this.ensureConnected().catch(async (err) => {
+      throw await redisConnectError(this.url, err, CONNECT_TIMEOUT_MS);
+    });
     // Loaded up front, so a settlement's script is never still loading when the next admission is sent.
     for (const source of [ADMIT, SETTLE, RENEW, FORGET, INSTANCES]) this.shas.set(source, (await this.client.send("SCRIPT", ["LOAD", source])) as string);
     await this.register();
