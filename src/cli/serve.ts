@@ -3,6 +3,7 @@ import { startPurgingResponses } from "../gateway/responses/purge";
 import { SETTINGS, checkServerFiles, describeConfig, type Config } from "../config";
 import { createDeps, type AppDeps } from "../deps";
 import { createLogger } from "../log";
+import { routeConsoleToLog } from "../console-to-log";
 import { startServer, type RunningServer } from "../server";
 import type { Command } from "./command";
 import { CommandError, configFrom, type ParsedArgs } from "./common";
@@ -70,6 +71,8 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   const lock = claimDataDir(config.dataDir);
   process.on("exit", () => lock.release());
   const log = createLogger(config.logLevel);
+  // The drivers' own lines (bun:sql's LISTEN retries) as log lines, not plain text between them.
+  routeConsoleToLog(log);
   let deps: AppDeps;
   try {
     deps = await createDeps(config, { log });
