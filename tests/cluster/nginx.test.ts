@@ -133,6 +133,19 @@ ${site}
       for (const instance of cluster.instances) expect((await fetch(`${instance.url}/admin/api/keys`, { headers: { cookie } })).status).toBe(401);
     });
 
+    test("links the instances make name the balancer's address, port included (Host passed as the client sent it)", async () => {
+      await cluster.cli(["releases", "publish", "3.0.0", "Gantry-3.0.0-x64-setup.exe=https://example.invalid/Gantry-3.0.0-x64-setup.exe"]);
+      const latest = await pollUntil(
+        () => fetch(`${base}/api/v1/latest`).then(async (r) => (r.status === 200 ? await r.json() : null)),
+        (doc) => doc?.version === "3.0.0",
+        { what: "the release through the balancer" },
+      );
+      // The instances know no public URL here (GANTRY_PUBLIC_URL unset): the links come from the Host nginx passes.
+      expect(latest.value.manifest.url).toBe(`${base}/update/latest.json`);
+      expect(latest.value.download.urlTemplate).toBe(`${base}/api/v1/download/{assetId}`);
+      expect(latest.value.assets[0].downloadUrl).toStartWith(`${base}/api/v1/download/`);
+    });
+
     test("with one instance killed, every request is answered by the others", async () => {
       const { key } = JSON.parse(await cluster.cli(["keys", "create", "--name", "nginx-failover", "--json"]));
       cluster.instances[1]!.kill("SIGKILL");
