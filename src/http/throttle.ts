@@ -3,8 +3,8 @@
  * failure waits twice as long as the one before (1 s, 2 s, 4 s ...). The admin credential and API keys use it
  * by delaying the failing request's own answer (`slowFailure`, at most `MAX_FAILURE_DELAY_MS`): a right
  * credential from the same address (a shared NAT, or a proxy without GANTRY_TRUSTED_PROXIES where every client
- * has one address) is never refused because someone else failed. The portal instead refuses a locked-out
- * address (`retryAfterMs`, up to 15 min) until it succeeds (`succeed`). An hour without failures forgets it.
+ * has one address) is never refused because someone else failed. The portal's keys are slowed the same way.
+ * An hour without failures forgets an address.
  *
  * IPv6 clients are grouped by their /64 (one subscriber usually holds a whole /64, so per-address counting
  * would be free to evade).
