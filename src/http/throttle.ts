@@ -97,9 +97,19 @@ export class FailureThrottle {
   }
 }
 
+/** IPv6 keys already worked out: parsing one costs microseconds, and heartbeats ask for every request. */
+const v6Keys = new Map<string, string>();
+
 /** IPv4 as is; IPv6 reduced to its /64. */
 export function addressKey(address: string): string {
-  const ip = parseIp(address);
-  if (!ip || ip.kind === 4) return address;
-  return `v6:${(ip.value >> 64n).toString(16)}`;
+  // Without a colon it is IPv4 (or no address at all): kept as it is either way, so no parsing is needed.
+  if (!address.includes(":")) return address;
+  let key = v6Keys.get(address);
+  if (key === undefined) {
+    const ip = parseIp(address);
+    key = !ip || ip.kind === 4 ? address : `v6:${(ip.value >> 64n).toString(16)}`;
+    if (v6Keys.size >= 4096) v6Keys.clear();
+    v6Keys.set(address, key);
+  }
+  return key;
 }

@@ -77,6 +77,10 @@ export async function startGantry(
     adminToken: TEST_ADMIN_TOKEN,
     upstreamKey: "upstream-secret-key",
     keepAliveSeconds: 15,
+    // A test's fleet of clients reports from one loopback address: the per-address heartbeat limits are off
+    // unless the test sets them.
+    heartbeatRpm: 0,
+    heartbeatClientsPerHour: 0,
     ...s3Settings,
     ...options.config,
     dataDir,
