@@ -1,9 +1,10 @@
 /**
  * Billing keeps a reserve of storage. The ledger and the site share one file system (the data dir), and the site
  * takes writes from anyone (heartbeats need no key), so when free space runs low the site's writes stop first:
- * below `reserveBytes` free, heartbeats are refused with 503 and download counts are skipped, while ledger rows
- * (and so paid requests) go on being written into what is left. Free space is read every second by a timer,
- * never on a request: a request only reads the last answer.
+ * below `reserveBytes` free, heartbeats are refused with 503 and downloads are neither counted nor pulled through
+ * into the mirror, while ledger rows (and so paid requests) go on being written into what is left. Free space is
+ * read every second by a timer, never on a request: a request only reads the last answer. Operator writes (admin
+ * changes, uploads) are not shed: they are authenticated and deliberate.
  */
 import { AppError } from "../errors";
 import type { Logger } from "../log";
@@ -47,7 +48,7 @@ export class StorageReserve {
     if (short === this.isShort) return;
     this.isShort = short;
     const mib = (n: number) => Math.floor(n / 1048576);
-    if (short) this.log.warn("free storage is below the reserve kept for billing: heartbeats get 503 and downloads are not counted until there is room", { freeMiB: mib(free!), reserveMiB: mib(this.reserveBytes) });
+    if (short) this.log.warn("free storage is below the reserve kept for billing: heartbeats get 503 and downloads are neither counted nor mirrored until there is room", { freeMiB: mib(free!), reserveMiB: mib(this.reserveBytes) });
     else this.log.info("free storage is above the reserve again: heartbeats and download counts are taken", { reserveMiB: mib(this.reserveBytes) });
   }
 

@@ -7,6 +7,8 @@
  * Addresses come from X-Forwarded-For through a trusted proxy (client-address.ts), as behind nginx.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { FileSystemMirror } from "../../src/store/files/fs-mirror";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { startGantry, type Gantry } from "../support/harness";
 
@@ -91,9 +93,25 @@ test("heartbeats per address per minute: past GANTRY_HEARTBEAT_RPM, 429 with the
   }
 });
 
-test("below the storage reserve heartbeats get 503 while paying keys are still served and billed", async () => {
+test("below the storage reserve heartbeats get 503, downloads are served but neither counted nor mirrored, and paying keys are still served and billed", async () => {
+  const file = new Uint8Array(50_000).map((_, i) => i % 251);
+  const origin = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(file) });
   // A reserve larger than any disk: free space is always below it (read from the real file system).
-  const g = await startGantry({ config: { upstreamUrl: upstream.url, storageReserveMb: 2 ** 30 }, captureLogs: true });
+  // The mirror's writes are counted as they start (pull-through starts one with the first bytes it proxies).
+  let mirrorWrites = 0;
+  const g = await startGantry({
+    config: { upstreamUrl: upstream.url, storageReserveMb: 2 ** 30, allowedFetchHosts: ["127.0.0.1"] },
+    captureLogs: true,
+    mirror: (dataDir) => {
+      const mirror = new FileSystemMirror(join(dataDir, "mirror"));
+      const put = mirror.put.bind(mirror);
+      mirror.put = (...args) => {
+        mirrorWrites += 1;
+        return put(...args);
+      };
+      return mirror;
+    },
+  });
   try {
     const res = await beat(g, "some-client", "127.0.0.1");
     expect(res.status).toBe(503);
@@ -108,7 +126,24 @@ test("below the storage reserve heartbeats get 503 while paying keys are still s
     expect(await g.query("SELECT id FROM usage_ledger WHERE request_id = $1", paid.headers.get("x-request-id")!)).toHaveLength(1);
     expect((await fetch(`${g.url}/readyz`)).status).toBe(200);
     expect(g.logs.filter((l) => l.includes("below the reserve kept for billing"))).toHaveLength(1);
+
+    // A proxied asset downloaded whole, twice: the bytes go out, but nothing is written for it (no pull-through
+    // into the mirror, no download count), since anyone can make the site write that way.
+    await g.deps.releases.catalog.create("1.0.0", {}, true);
+    const added = await g.admin("/admin/api/releases/1.0.0/assets", { method: "POST", body: JSON.stringify({ name: "web-1.0.0.zip", url: `http://127.0.0.1:${origin.port}/web.zip` }) });
+    expect(added.status).toBe(201);
+    const assetId = (await added.json()).id;
+    for (let i = 0; i < 2; i++) {
+      const link = await fetch(`${g.url}/api/v1/download/${assetId}`, { redirect: "manual" });
+      const body = new Uint8Array(await (await fetch(link.headers.get("location")!)).arrayBuffer());
+      expect(body).toEqual(file);
+    }
+    expect(mirrorWrites).toBe(0);
+    await g.deps.ledger.flush();
+    const asset = (await (await g.admin("/admin/api/releases/1.0.0")).json()).assets.find((a: any) => a.id === assetId);
+    expect(asset).toMatchObject({ source: "proxy", downloads: 0 });
   } finally {
     await g.stop();
+    await origin.stop(true);
   }
 });

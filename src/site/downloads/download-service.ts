@@ -36,7 +36,7 @@ export interface DownloadDeps {
    * its links serve nothing (releases/signed-offer.ts), so unchecked bytes are never proxied or pulled through.
    */
   requireSignatures?: boolean;
-  /** While free space is below the reserve kept for billing, downloads are served but not counted. */
+  /** While free space is below the reserve kept for billing, downloads are served but not counted or mirrored. */
   storage?: Pick<StorageReserve, "short">;
 }
 
@@ -149,7 +149,8 @@ export class DownloadService {
       return serveFromUpstream(request, { ...meta, url: a.upstreamUrl, size: a.size }, hooks, {
         fetch: this.deps.fetch,
         learnSize: (size) => this.learnSize(a, size),
-        pullThrough: this.pullThroughFor(a),
+        // Below the storage reserve the bytes are only passed on: a download must not fill what billing needs.
+        pullThrough: this.deps.storage?.short ? undefined : this.pullThroughFor(a),
       });
     }
     return errorResponse(new AppError("not_found", "This file is no longer available."));
