@@ -146,6 +146,9 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
           port: config.httpRedirectPort,
           error: (err) => shellErrorResponse(err, log),
           fetch(request) {
+            // A redirect built from "a.example, b.example" would send the client who knows where.
+            const refused = repeatedHostRefusal(request);
+            if (refused) return refused;
             const u = new URL(request.url);
             const hostOnly = (request.headers.get("host") ?? u.host).replace(/:\d+$/, "");
             const base = config.publicUrl || `https://${hostOnly}${port === 443 ? "" : `:${port}`}`;
