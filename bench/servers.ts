@@ -182,7 +182,7 @@ export async function startGantry(workDir: string, o: GantryOptions): Promise<Pr
     o.logLevel,
   );
   // The download scenarios mint thousands of links from one address: the per-address minting budget is off here.
-  return spawnServer({ name: o.name ?? "gantry", cmd, port, readyPath: "/healthz", workDir, cpus: o.cpus, env: { GANTRY_DOWNLOAD_MINT_RPM: "0", ...o.env } });
+  return spawnServer({ name: o.name ?? "gantry", cmd, port, readyPath: "/healthz", workDir, cpus: o.cpus, env: { GANTRY_DOWNLOAD_MINT_RPM: "0", GANTRY_HEARTBEAT_RPM: "0", GANTRY_HEARTBEAT_CLIENTS_PER_HOUR: "0", ...o.env } });
 }
 
 /** nginx as the current user, one worker, sendfile on, everything (pid, logs, temp paths) inside `dir`. */

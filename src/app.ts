@@ -81,6 +81,9 @@ export function createServing(deps: AppDeps) {
     .get("/readyz", async ({ set }) => {
       try {
         const { schemaVersion } = await deps.stores.ready();
+        // Reading is not enough: with a full disk or a read-only database every write fails (a probe write that
+        // leaves nothing behind tells, and also turns the gateway's admission away until it goes through again).
+        if (!(await deps.ledgerHealth.verify())) throw new Error("the database cannot be written");
         return { status: "ready", schemaVersion };
       } catch (err) {
         set.status = 503;

@@ -3,7 +3,8 @@
  * limiter, the upstream client and the settlement of usage. createApp() takes the result; tests build it
  * with an in-memory database and a fake upstream.
  */
-import { join } from "node:path";
+import { statfsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Config } from "./config";
 import type { AdmissionDeps } from "./gateway/limits/admission";
 import { KeyCache } from "./gateway/keys/key-cache";
@@ -24,6 +25,9 @@ import { openSqliteStores } from "./store/sqlite/stores";
 import { openPostgresStores } from "./store/postgres/stores";
 import { RedisLimiter } from "./store/redis/limiter";
 import { RedisAdminSessions } from "./store/redis/admin-sessions";
+import { RedisHeartbeatLimits } from "./store/redis/heartbeat-limits";
+import { InProcessHeartbeatLimits } from "./site/heartbeats/heartbeat-limits";
+import { StorageReserve } from "./site/storage-reserve";
 import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
 import { upstreamIdentity } from "./gateway/upstream/refused-params-repository";
 import type { StoredResponseRepository } from "./gateway/responses/stored-response-repository";
@@ -102,6 +106,12 @@ export interface DepsOptions {
 
 export function databasePathOf(config: Config): string {
   return join(config.dataDir, "gantry.db");
+}
+
+/** Bytes free for an unprivileged writer on the file system holding `dir`. */
+function freeBytesAt(dir: string): number {
+  const s = statfsSync(dir);
+  return s.bavail * s.bsize;
 }
 
 /** The S3 mirror of the settings' bucket (GANTRY_S3_*), spooling uploads in the data dir. */
@@ -222,8 +232,18 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     await stores.close();
     throw err;
   }
+  const heartbeatLimitSettings = { perMinute: config.heartbeatRpm, clientsPerHour: config.heartbeatClientsPerHour };
+  const heartbeatLimits = config.redisUrl
+    ? new RedisHeartbeatLimits(config.redisUrl, heartbeatLimitSettings, new InProcessHeartbeatLimits(heartbeatLimitSettings), {
+        onError: (err) => log.warn("redis unreachable: heartbeats are limited by this instance alone", { error: (err as Error).message }),
+        onRecover: () => log.info("redis reachable again: heartbeat limits are shared again"),
+      })
+    : new InProcessHeartbeatLimits(heartbeatLimitSettings);
+  // The reserve guards the file system the embedded database is on; PostgreSQL's disk is not this machine's to read.
+  const databaseDir = dirname(options.databasePath ?? databasePathOf(config));
+  const storage = new StorageReserve(config.databaseUrl ? () => null : () => freeBytesAt(databaseDir), config.storageReserveMb * 1048576, log);
   const ctx = { config, meta, changes, releases: stores.releases, downloads: stores.downloads, announcements: stores.announcements,
-    clients: stores.clients, mirror, log, now, fetch: options.fetch ?? fetch };
+    clients: stores.clients, heartbeatLimits, storage, mirror, log, now, fetch: options.fetch ?? fetch };
   const releases = createReleaseServices(ctx);
   const engagement = createEngagementServices(ctx);
   metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement));

@@ -11,6 +11,7 @@ import { nativeRouteTable, type NativeShell } from "./http/native-routes";
 import { recordClientAddress } from "./http/client-address";
 import { recordConnectionHold } from "./http/connection-hold";
 import { badTargetResponse, pathnameOf, shellErrorResponse } from "./http/errors";
+import { repeatedHostRefusal } from "./http/host-header";
 import { routableRequest } from "./http/routable-url";
 import type { AppDeps } from "./deps";
 
@@ -60,9 +61,10 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
 
   /** Every request, native route or not: the idle cut on, whatever the request before it on this connection did,
    *  and how to ask the socket for the peer's address (`original`: the request Bun gave, which it knows). */
-  const prepare = (request: Request, original: Request, srv: Server<undefined>): void => {
+  const prepare = (request: Request, original: Request, srv: Server<undefined>): Response | null => {
     srv.timeout(original, config.idleTimeoutSeconds);
     recordClientAddress(request, () => srv.requestIP(original)?.address, trusted);
+    return repeatedHostRefusal(request);
   };
   /** Every reply: HEAD replies corrected on the way out (head-reply.ts), HSTS under TLS. */
   const finish = (method: string, res: Response): Response => {
@@ -94,7 +96,8 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
         if (pathname === null) return badTargetResponse();
         const original = request;
         request = routableRequest(request, srv);
-        prepare(request, original, srv);
+        const refused = prepare(request, original, srv);
+        if (refused) return refused;
         recordConnectionHold(request, { hold: () => srv.timeout(original, 0), release: () => srv.timeout(original, config.idleTimeoutSeconds) });
         const reply = app.handle(request);
         // GET and the rest without HSTS are left untouched (no extra promise).
@@ -143,6 +146,9 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
           port: config.httpRedirectPort,
           error: (err) => shellErrorResponse(err, log),
           fetch(request) {
+            // A redirect built from "a.example, b.example" would send the client who knows where.
+            const refused = repeatedHostRefusal(request);
+            if (refused) return refused;
             const u = new URL(request.url);
             const hostOnly = (request.headers.get("host") ?? u.host).replace(/:\d+$/, "");
             const base = config.publicUrl || `https://${hostOnly}${port === 443 ? "" : `:${port}`}`;

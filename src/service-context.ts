@@ -8,6 +8,8 @@ import type { ReleaseRepository } from "./site/releases/release-repository";
 import type { DownloadRepository } from "./site/downloads/download-repository";
 import type { AnnouncementRepository } from "./site/announcements/announcement-repository";
 import type { ClientRepository } from "./site/heartbeats/client-repository";
+import type { HeartbeatLimitStore } from "./site/heartbeats/heartbeat-limit-store";
+import type { StorageReserve } from "./site/storage-reserve";
 
 export interface ServiceContext {
   config: Config;
@@ -18,6 +20,10 @@ export interface ServiceContext {
   downloads: DownloadRepository;
   announcements: AnnouncementRepository;
   clients: ClientRepository;
+  /** Per-address heartbeat limits (in process, or shared in Redis). */
+  heartbeatLimits: HeartbeatLimitStore;
+  /** The free space kept for billing: the site's writes stop first. */
+  storage: StorageReserve;
   /** Where asset bytes are kept (the file system under the data dir by default). */
   mirror: Mirror;
   log: Logger;

@@ -26,8 +26,8 @@ export interface NativeApp {
 
 /** What the server shell does around every request. */
 export interface NativeShell {
-  /** Before the handler: the idle cut put back, how to ask for the peer's address. */
-  prepare(request: Request, server: Server<undefined>): void;
+  /** Before the handler: the idle cut put back, how to ask for the peer's address; a refusal, or null. */
+  prepare(request: Request, server: Server<undefined>): Response | null;
   /** After it: the reply as the shell sends every reply (HEAD made exact, HSTS). */
   finish(request: Request, reply: Response): Response;
 }
@@ -45,7 +45,8 @@ export function nativeRouteTable(routes: readonly NativeRoute[], app: NativeApp,
     table[path] = {
       GET(request, server) {
         const start = performance.now();
-        shell.prepare(request, server);
+        const refused = shell.prepare(request, server);
+        if (refused) return done(request, refused, start);
         let reply: Response | Promise<Response>;
         try {
           reply = route.get(request);

@@ -3,8 +3,8 @@
  * failure waits twice as long as the one before (1 s, 2 s, 4 s ...). The admin credential and API keys use it
  * by delaying the failing request's own answer (`slowFailure`, at most `MAX_FAILURE_DELAY_MS`): a right
  * credential from the same address (a shared NAT, or a proxy without GANTRY_TRUSTED_PROXIES where every client
- * has one address) is never refused because someone else failed. The portal instead refuses a locked-out
- * address (`retryAfterMs`, up to 15 min) until it succeeds (`succeed`). An hour without failures forgets it.
+ * has one address) is never refused because someone else failed. The portal's keys are slowed the same way.
+ * An hour without failures forgets an address.
  *
  * IPv6 clients are grouped by their /64 (one subscriber usually holds a whole /64, so per-address counting
  * would be free to evade).
@@ -97,9 +97,19 @@ export class FailureThrottle {
   }
 }
 
+/** IPv6 keys already worked out: parsing one costs microseconds, and heartbeats ask for every request. */
+const v6Keys = new Map<string, string>();
+
 /** IPv4 as is; IPv6 reduced to its /64. */
 export function addressKey(address: string): string {
-  const ip = parseIp(address);
-  if (!ip || ip.kind === 4) return address;
-  return `v6:${(ip.value >> 64n).toString(16)}`;
+  // Without a colon it is IPv4 (or no address at all): kept as it is either way, so no parsing is needed.
+  if (!address.includes(":")) return address;
+  let key = v6Keys.get(address);
+  if (key === undefined) {
+    const ip = parseIp(address);
+    key = !ip || ip.kind === 4 ? address : `v6:${(ip.value >> 64n).toString(16)}`;
+    if (v6Keys.size >= 4096) v6Keys.clear();
+    v6Keys.set(address, key);
+  }
+  return key;
 }

@@ -3,8 +3,10 @@
  * authenticates with the key as a bearer token (never in a URL) and answers with that key's own view.
  *
  * A wrong key learns nothing: unknown and disabled keys get the same message, and every answer of the usage
- * endpoint takes at least MIN_ANSWER_MS, so timing does not tell them apart either. Failures are throttled
- * per client address like the admin sign-in.
+ * endpoint takes at least MIN_ANSWER_MS, so timing does not tell them apart either. Failures are slowed per
+ * client address like the admin sign-in: past a few, a wrong key's answer is held back (at most 5 s), but a right
+ * key is never refused or delayed, since an address is often shared (a NAT, an office, a proxy) and a lockout
+ * would let one neighbour's failures lock everyone there out.
  */
 import { Elysia } from "elysia";
 import type { KeyCache } from "../gateway/keys/key-cache";
@@ -51,20 +53,14 @@ export function portalRoutes(deps: PortalDeps, web: WebState) {
   const page = () => htmlResponse(standalonePage({ title: "Key usage · Gantry", assetBase: "/portal/assets", script: "portal.js", body: PAGE_BODY }));
 
   const answer = async (request: Request): Promise<Response> => {
-    const address = clientAddress(request);
-    const waitMs = web.portalThrottle.retryAfterMs(address);
-    if (waitMs > 0) {
-      const seconds = Math.ceil(waitMs / 1000);
-      return failure(new AppError("too_many_requests", `Too many attempts from this address; try again in ${seconds} s.`, { headers: { "retry-after": String(seconds) } }));
-    }
     const secret = bearerToken(request.headers.get("authorization"));
     // A key created a moment ago may not be in the cache yet (it reloads when the change feed reports it).
     const cached = secret ? await deps.keyCache.resolve(secret) : null;
     if (!cached || cached.key.status !== "active") {
-      web.portalThrottle.fail(address);
+      await web.portalThrottle.slowFailure(clientAddress(request));
       return failure(new AppError("invalid_api_key", GENERIC_FAILURE));
     }
-    web.portalThrottle.succeed(address);
+    // A success does not wipe the address's failures out: a guesser sharing it would start afresh each time.
     const now = deps.now();
     await deps.ledger.flush();
     const [daily, usage] = await Promise.all([deps.ledger.series(portalSince(now), DAY_MS, cached.key.id), deps.keys.usage(cached.key.id)]);

@@ -101,6 +101,6 @@ export function renderDocument(value: unknown): RenderedDocument {
 }
 
 /** `f(value)` now when `value` is at hand, after it resolves otherwise: keeps the cache-hit path free of promises. */
-export function whenReady<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
-  return value instanceof Promise ? value.then(f) : f(value);
+export function whenReady<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<Awaited<R>> {
+  return value instanceof Promise ? (value.then(f) as Promise<Awaited<R>>) : f(value);
 }

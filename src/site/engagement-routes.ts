@@ -6,15 +6,16 @@ import { Elysia } from "elysia";
 import { corsOf } from "./cors";
 import type { EngagementServices } from "./engagement-services";
 import { readJsonObject } from "../http/body";
+import { clientAddress } from "../http/client-address";
 import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeats/heartbeat-input";
 
 export interface EngagementRoutesDeps {
-  engagement: Pick<EngagementServices, "heartbeats">;
+  engagement: Pick<EngagementServices, "heartbeats" | "heartbeatGate">;
   now: () => number;
 }
 
 export function engagementRoutes(deps: EngagementRoutesDeps) {
-  const { heartbeats } = deps.engagement;
+  const { heartbeats, heartbeatGate } = deps.engagement;
   const reply = JSON.stringify(heartbeatReply());
   return new Elysia({ name: "site-engagement" })
     .post(
@@ -24,6 +25,8 @@ export function engagementRoutes(deps: EngagementRoutesDeps) {
         // at all is a heartbeat with no fields (the id in X-App-Client-ID); without the header it is missing_client_id.
         const { body } = await readJsonObject(request, HEARTBEAT_MAX_BODY_BYTES, { emptyIsObject: true });
         const record = parseHeartbeat(request.headers.get(CLIENT_ID_HEADER), body, deps.now());
+        // Unauthenticated: storage kept for billing, then per-address limits, before anything is written.
+        await heartbeatGate.admit(clientAddress(request), record.clientId);
         await heartbeats.record(record);
         return new Response(reply, {
           status: 200,

@@ -71,7 +71,14 @@ if (unavailable) {
       const server = await s3Server();
       s3 = { bucket: await server.createBucket(), endpoint: server.endpoint, region: server.region, accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey };
     }
-    cluster = await startCluster({ databaseUrl: db.url, redisUrl: await redisUrl(), upstreamUrl: upstream.url, s3 });
+    // Heartbeat limits on (the test fleets elsewhere turn them off), addresses told by X-Forwarded-For.
+    cluster = await startCluster({
+      databaseUrl: db.url,
+      redisUrl: await redisUrl(),
+      upstreamUrl: upstream.url,
+      s3,
+      args: ["--heartbeat-clients-per-hour", "50", "--trusted-proxies", "127.0.0.1"],
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -255,6 +262,26 @@ if (unavailable) {
         const stats = await (await cluster.admin(i, "/admin/api/stats/clients")).json();
         expect(stats.online).toBe(12);
       }
+    });
+
+    test("one address's new client ids are limited across the instances together (Redis), not per instance", async () => {
+      // A /64 of its own each run (IPv6 clients are counted by /64), so no earlier run's count is met in Redis.
+      const address = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}::1`;
+      const hourBefore = Math.floor(Date.now() / 3_600_000);
+      const statuses = await Promise.all(
+        Array.from({ length: 300 }, (_, n) =>
+          fetch(`${cluster.instances[n % 3]!.url}/api/v1/client/heartbeat`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-app-client-id": `flood-${n}-${crypto.randomUUID()}`, "x-forwarded-for": address },
+            body: "{}",
+          }).then((r) => r.status),
+        ),
+      );
+      // 50 an hour for the address, whichever instance each heartbeat reached (twice that if the hour turned).
+      const turned = Math.floor(Date.now() / 3_600_000) !== hourBefore;
+      expect(count(statuses, (s) => s === 200)).toBe(turned ? count(statuses, (s) => s === 200) : 50);
+      expect(count(statuses, (s) => s === 200)).toBeLessThanOrEqual(100);
+      expect(count(statuses, (s) => s === 429)).toBe(300 - count(statuses, (s) => s === 200));
     });
   });
 }

@@ -132,6 +132,16 @@ export function engagementRepositoriesConformance(backend: string, make: () => P
       expect(await clients.knownCount()).toBe(n);
     });
 
+    test("reportedVersion: the version of the client's latest report, null when unknown or never reported", async () => {
+      const { clients } = await open();
+      await clients.append([report("a", 1000, { version: "1.0.0" }), report("b", 1000, { version: null })]);
+      await clients.append([report("a", 2000, { version: "v1.1" })]);
+      await clients.fold();
+      expect(await clients.reportedVersion("a")).toBe("v1.1");
+      expect(await clients.reportedVersion("b")).toBeNull();
+      expect(await clients.reportedVersion("nobody")).toBeNull();
+    });
+
     test("pruning forgets clients last seen before the bound", async () => {
       const { clients } = await open();
       await clients.append([report("old", 1000), report("new", 5000)]);

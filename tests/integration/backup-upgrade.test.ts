@@ -33,7 +33,7 @@ async function freePort(): Promise<number> {
 
 async function startServe(dir: string) {
   const port = await freePort();
-  const proc = Bun.spawn([BUN, "src/main.ts", "serve", "--port", String(port), "--data-dir", dir, "--admin-token", "gat-backup-test-token-000000"], {
+  const proc = Bun.spawn([BUN, "src/main.ts", "serve", "--port", String(port), "--data-dir", dir, "--admin-token", "gat-backup-test-token-000000", "--heartbeat-rpm", "0", "--heartbeat-clients-per-hour", "0"], {
     // Nobody reads its log: a pipe left unread would fill up under the heartbeat load and stall the server.
     stdout: "ignore",
     stderr: "ignore",

@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startGantry, type Gantry } from "../support/harness";
 import { seenFromAnotherProcess } from "../support/other-process";
+import { pollUntil } from "../support/poll";
 import { tempDirs } from "../support/temp-dirs";
 import { rolloutOffers } from "../../src/site/releases/rollout";
 
@@ -36,6 +37,15 @@ async function offered(id: string | null, how: "header" | "query" = "header", pa
   const res = await fetch(url, { headers: how === "header" && id !== null ? { "x-app-client-id": id } : {} });
   expect(res.status).toBe(200);
   return (await res.json()).version;
+}
+
+/** A heartbeat of this client reporting `version`. */
+function beat(id: string, version: string): Promise<Response> {
+  return fetch(`${g.url}/api/v1/client/heartbeat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-app-client-id": id },
+    body: JSON.stringify({ app: "demo", version, platform: "windows", arch: "x64" }),
+  });
 }
 
 async function group(): Promise<Set<string>> {
@@ -133,17 +143,40 @@ describe("staged rollout", () => {
     firstGroup = second;
   });
 
-  test("pause freezes the group: the percentage cannot change until resume", async () => {
+  test("pause: nobody joins (of the group, only clients whose heartbeats report 1.1.0 keep it); the percentage cannot change until resume", async () => {
+    // Of the group, 20 installed 1.1.0 (their heartbeats say so, in either spelling) and 5 still run 1.0.0; the
+    // rest never reported, like ids asking for the first time.
+    const members = [...firstGroup];
+    const running = members.slice(0, 20);
+    const notYet = members.slice(20, 25);
+    for (const [i, id] of running.entries()) expect((await beat(id, i % 2 ? "v1.1" : "1.1.0")).status).toBe(200);
+    for (const id of notYet) expect((await beat(id, "1.0.0")).status).toBe(200);
+    const outside = ids.find((id) => !firstGroup.has(id))!;
+    expect((await beat(outside, "1.1.0")).status).toBe(200);
+
     const paused = await g.admin("/admin/api/releases/1.1.0/pause", { method: "POST" });
     expect(paused.status).toBe(200);
     expect(await paused.json()).toMatchObject({ rolloutPercent: 60, rolloutPaused: true });
+    // Heartbeats reach the clients table within the fold interval (about a second).
+    await pollUntil(async () => (await Promise.all(running.map((id) => offered(id)))).every((v) => v === "1.1.0"), Boolean, {
+      what: "the running clients to be offered 1.1.0",
+      timeoutMs: 10_000,
+      stepMs: 100,
+    });
+    // Before: every id of the group was still offered 1.1.0 during the pause (26 of 300 fresh ids in the report).
+    expect(await group()).toEqual(new Set(running));
+    for (const id of running.slice(0, 5)) expect(await offered(id, "query", "/update/latest.json")).toBe("1.1.0");
+    for (const id of [...notYet, members[30]]) expect(await offered(id, "query", "/update/latest.json")).toBe("1.0.0");
+
     const raise = await g.admin("/admin/api/releases/1.1.0/rollout", { method: "POST", body: JSON.stringify({ percent: 90 }) });
     expect(raise.status).toBe(409);
     expect((await cli(dataDir, "rollout", "1.1.0", "90")).code).not.toBe(0);
-    expect(await group()).toEqual(firstGroup);
+    expect(await group()).toEqual(new Set(running));
     // A release offered to everyone has no rollout to pause.
     expect((await g.admin("/admin/api/releases/1.0.0/pause", { method: "POST" })).status).toBe(409);
     expect((await g.admin("/admin/api/releases/1.1.0/resume", { method: "POST" })).status).toBe(200);
+    // Resumed: the whole group again.
+    expect(await group()).toEqual(firstGroup);
     const raised = await g.admin("/admin/api/releases/1.1.0/rollout", { method: "POST", body: JSON.stringify({ percent: 90 }) });
     expect(await raised.json()).toMatchObject({ rolloutPercent: 90, rolloutPaused: false });
     expect((await g.admin("/admin/api/releases/1.1.0/rollout", { method: "POST", body: JSON.stringify({ percent: 101 }) })).status).toBe(400);

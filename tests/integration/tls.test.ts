@@ -76,6 +76,22 @@ describe("HTTPS", () => {
     const res = await fetch(`http://127.0.0.1:${redirectPort}/api/v1/latest?platform=windows`, { redirect: "manual" });
     expect(res.status).toBe(308);
     expect(res.headers.get("location")).toBe(`https://127.0.0.1:${new URL(g.url).port}/api/v1/latest?platform=windows`);
+    // Two Host headers: no redirect built from them, a 400.
+    const reply = await new Promise<string>((resolve, reject) => {
+      let data = "";
+      Bun.connect({
+        hostname: "127.0.0.1",
+        port: redirectPort,
+        socket: {
+          open: (s) => void s.write("GET /x HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n"),
+          data: (_s, chunk) => void (data += chunk.toString()),
+          close: () => resolve(data),
+          error: (_s, err) => reject(err),
+        },
+      }).catch(reject);
+    });
+    expect(reply).toStartWith("HTTP/1.1 400");
+    expect(reply).not.toContain("location:");
   });
 
   test("a new certificate is picked up without a restart; a broken one is refused and the old kept", async () => {

@@ -560,6 +560,18 @@ describe("headers", () => {
     );
   });
 
+  test("two Host headers: 400 with the envelope on every route, native ones included", async () => {
+    // Bun joins them and takes the first for the URL; before, every route answered as if only the first was sent.
+    await matrix(
+      ROUTES.flatMap((route) => [
+        `${route.methods[0]} ${route.path} HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+        `${route.methods[0]} ${route.path} HTTP/1.1\r\nHost: a.example, b.example\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      ].map((request) => ({ route, request }))),
+      async ({ request }) => problem(await raw(request), oneOf(400)),
+      (c) => `${c.route.methods[0]} ${c.route.path}`,
+    );
+  });
+
   test("hostile values in the headers Gantry reads: a 4xx with the envelope", async () => {
     const cases: Array<{ name: string; path: string; method: string; headers: string; body?: string; allowed?: (s: number) => boolean }> = [
       { name: "Bearer + invalid UTF-8", path: "/v1/models", method: "GET", headers: "Authorization: Bearer \xff\xfe\xfd\r\n" },

@@ -5,7 +5,7 @@
  * lives; a server killed with SIGKILL leaves a pid file behind that blocks nothing. Real processes, real signals.
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pollUntil } from "../support/poll";
 import { tempDirs } from "../support/temp-dirs";
@@ -85,4 +85,22 @@ test("a second serve on a live server's data dir is refused; restore stays refus
   const restored = await runGantry(["restore", snapshot, "--data-dir", dir]);
   expect(restored.err).toBe("");
   expect(restored.code).toBe(0);
+}, 60_000);
+
+test("deleting the files beside the database does not let a second serve start under a live server", async () => {
+  const dir = tempDir("lock-deleted");
+  const first = await serve(dir);
+  // What an operator might take for stale: everything but the database and the mirror (the lock used to be the
+  // file gantry.lock; deleted, the next server made a new one, locked it and ran beside the first).
+  const deleted = readdirSync(dir).filter((name) => !name.startsWith("gantry.db") && name !== "mirror");
+  for (const name of deleted) rmSync(join(dir, name), { force: true });
+  expect(deleted).toContain("gantry.pid");
+
+  const second = await secondServe(dir);
+  expect(second.outcome).toBe("exited");
+  expect(second.code).toBe(1);
+  expect(second.output).toContain(`is using ${dir}`);
+  expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+  first.kill("SIGTERM");
+  expect(await first.exited).toBe(0);
 }, 60_000);

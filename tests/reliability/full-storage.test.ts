@@ -3,6 +3,7 @@
  * that needs a new page fails with SQLITE_FULL, the error a full file system gives): gateway calls whose ledger row
  * cannot be written are withheld, new ones are refused with 503 + Retry-After before they reach the upstream, an
  * admin write is a 503 with the envelope (not a 500), and everything works again by itself once there is room.
+ * `/readyz` says so too, from a probe write of its own.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -107,3 +108,29 @@ test("answers are withheld, then refused before the upstream, while the ledger c
   expect(lines.filter((m) => m.includes("the ledger cannot be written"))).toHaveLength(1);
   expect(lines.filter((m) => m.includes("can be written again"))).toHaveLength(1);
 }, 60_000);
+
+test("/readyz is not ready while the database cannot be written, before any request has failed, and ready again after", async () => {
+  expect((await fetch(`${g.url}/readyz`)).status).toBe(200);
+  fill();
+  const calls = upstream.requests.length;
+  const res = await fetch(`${g.url}/readyz`);
+  expect(res.status).toBe(503);
+  expect((await res.json()).error).toMatchObject({ code: "service_unavailable", message: "Not ready: the database cannot be written" });
+  // What readiness found also holds gateway requests back, before any upstream work.
+  expect((await ask()).status).toBe(503);
+  expect(upstream.requests.length).toBe(calls);
+
+  g.db.exec("DROP TABLE filler");
+  g.db.exec("PRAGMA max_page_count = 1073741823");
+  expect((await fetch(`${g.url}/readyz`)).status).toBe(200);
+  expect((await ask()).status).toBe(200);
+
+  // A database that became read-only (a remount, a permission change): the same.
+  g.db.exec("PRAGMA query_only = ON");
+  try {
+    expect((await fetch(`${g.url}/readyz`)).status).toBe(503);
+  } finally {
+    g.db.exec("PRAGMA query_only = OFF");
+  }
+  expect((await fetch(`${g.url}/readyz`)).status).toBe(200);
+}, 30_000);

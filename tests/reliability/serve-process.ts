@@ -69,7 +69,15 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
   if (opts.adminToken && !opts.env?.GANTRY_ADMIN_TOKEN) args.push("--admin-token", opts.adminToken);
   args.push(...(opts.args ?? []));
   // Settings from the environment of the test runner must not leak in: only what this test chose.
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...opts.env };
+  // A test's fleet of clients reports from one loopback address: the per-address heartbeat limits are off
+  // unless the test sets them.
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    GANTRY_HEARTBEAT_RPM: "0",
+    GANTRY_HEARTBEAT_CLIENTS_PER_HOUR: "0",
+    ...opts.env,
+  };
   const proc = Bun.spawn([BUN, ...args], { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const chunks: string[] = [];
   const drained = Promise.all([collect(proc.stdout, chunks), collect(proc.stderr, chunks)]);

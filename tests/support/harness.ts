@@ -10,6 +10,7 @@ import type { KeyFields } from "../../src/gateway/keys/key-repository";
 import { openSqliteStores } from "../../src/store/sqlite/stores";
 import { openPostgresStores } from "../../src/store/postgres/stores";
 import type { Stores } from "../../src/store/stores";
+import type { Mirror } from "../../src/site/downloads/mirror";
 import type { Database } from "bun:sqlite";
 import { freshDatabase } from "./postgres";
 import { redisUrl } from "./redis";
@@ -61,6 +62,8 @@ export async function startGantry(
     databasePath?: string;
     /** Shared backend: this existing PostgreSQL database (kept on stop) instead of a fresh one, e.g. to restart on it. */
     databaseUrl?: string;
+    /** The mirror to use instead of the configured one (built for the run's data dir). */
+    mirror?: (dataDir: string) => Mirror;
   } = {},
 ): Promise<Gantry> {
   const dataDir = options.config?.dataDir ?? mkdtempSync(join(tmpdir(), "gantry-test-"));
@@ -77,6 +80,10 @@ export async function startGantry(
     adminToken: TEST_ADMIN_TOKEN,
     upstreamKey: "upstream-secret-key",
     keepAliveSeconds: 15,
+    // A test's fleet of clients reports from one loopback address: the per-address heartbeat limits are off
+    // unless the test sets them.
+    heartbeatRpm: 0,
+    heartbeatClientsPerHour: 0,
     ...s3Settings,
     ...options.config,
     dataDir,
@@ -101,7 +108,7 @@ export async function startGantry(
     sqliteDb = sqlite.db;
     stores = sqlite;
   }
-  const deps = await createDeps(config, { stores, limiter, log, now: options.now });
+  const deps = await createDeps(config, { stores, limiter, log, now: options.now, mirror: options.mirror?.(dataDir) });
   deps.releases.start();
   // The first online sample is taken before tests run, so it cannot land in the middle of one.
   await deps.engagement.start();

@@ -106,6 +106,22 @@ describe("choosing a release for a client", () => {
     expect(Object.keys(counts).sort()).toEqual(["1.2.0", "1.4.0", "1.5.0"]);
   });
 
+  test("a paused rollout takes nobody new: of its group, only a client reporting its version (any spelling) gets it", () => {
+    const paused = planLatest([release("1.5.0", { rolloutPercent: 50, rolloutPaused: true }), release("1.2.0")], {});
+    const members = ids.filter((id) => rolloutOffers({ version: "1.5.0", rolloutPercent: 50 }, id)).slice(0, 100);
+    const outsider = ids.find((id) => !rolloutOffers({ version: "1.5.0", rolloutPercent: 50 }, id))!;
+    for (const id of members) {
+      expect(chooseVariant(paused, id)?.version).toBe("1.2.0");
+      expect(chooseVariant(paused, id, "1.2.0")?.version).toBe("1.2.0");
+      expect(chooseVariant(paused, id, "1.5.0")?.version).toBe("1.5.0");
+      expect(chooseVariant(paused, id, "v1.5")?.version).toBe("1.5.0");
+    }
+    // Outside the group it is not offered even to a client that runs it; unpaused, the whole group gets it.
+    expect(chooseVariant(paused, outsider, "1.5.0")?.version).toBe("1.2.0");
+    const running = planLatest([release("1.5.0", { rolloutPercent: 50 }), release("1.2.0")], {});
+    for (const id of members) expect(chooseVariant(running, id)?.version).toBe("1.5.0");
+  });
+
   test("the legacy manifest follows the same rule", () => {
     const inGroup = ids.find((id) => rolloutOffers(releases[0], id))!;
     const ctx = { baseUrl: "https://u.example.com" };

@@ -47,14 +47,41 @@ export class LedgerHealth {
     this.timer = null;
   }
 
+  /**
+   * Tries a probe write now and answers whether it went through, for readiness: a server whose writes all fail
+   * is not ready, whether or not a gateway request has failed yet. A failure counts like a failed ledger write, a
+   * success like a probe that recovers. Overlapping calls share one probe.
+   */
+  verify(): Promise<boolean> {
+    this.verifying ??= this.probe().then(
+      () => {
+        if (this.down) this.recovered();
+        return true;
+      },
+      (err: unknown) => {
+        this.failed(err);
+        return false;
+      },
+    ).finally(() => {
+      this.verifying = null;
+    });
+    return this.verifying;
+  }
+
+  private verifying: Promise<boolean> | null = null;
+
+  private recovered(): void {
+    this.down = false;
+    this.stop();
+    this.log.info("the ledger can be written again: gateway requests are taken");
+  }
+
   private async tryProbe(): Promise<void> {
     if (this.probing || !this.down) return;
     this.probing = true;
     try {
       await this.probe();
-      this.down = false;
-      this.stop();
-      this.log.info("the ledger can be written again: gateway requests are taken");
+      if (this.down) this.recovered();
     } catch {
       // Still failing: the next tick tries again.
     } finally {

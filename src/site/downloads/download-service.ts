@@ -19,6 +19,7 @@ import type { AssetRecord, ReleaseRepository } from "../releases/release-reposit
 import type { DownloadRepository } from "./download-repository";
 import { assetSource } from "../releases/classify";
 import { isOffered } from "../releases/signed-offer";
+import type { StorageReserve } from "../storage-reserve";
 
 export interface DownloadDeps {
   store: ReleaseRepository;
@@ -35,6 +36,8 @@ export interface DownloadDeps {
    * its links serve nothing (releases/signed-offer.ts), so unchecked bytes are never proxied or pulled through.
    */
   requireSignatures?: boolean;
+  /** While free space is below the reserve kept for billing, downloads are served but not counted or mirrored. */
+  storage?: Pick<StorageReserve, "short">;
 }
 
 const PURGE_EVERY_MS = 60_000;
@@ -126,7 +129,7 @@ export class DownloadService {
       count: (servesEnd = true) => {
         // Only an answer that reaches the file's last byte is a download (a probe or a middle segment is not), and
         // one client's requests for the same bytes within a link's lifetime count once, whatever links they used.
-        if (!servesEnd) return;
+        if (!servesEnd || this.deps.storage?.short) return;
         tokens
           .countDownload(signer.countKey(a.id, a.sha256, client), a.id, this.deps.now(), windowMs)
           .catch((err) => this.deps.log.warn("download not counted", { assetId: a.id, error: (err as Error).message }));
@@ -146,7 +149,8 @@ export class DownloadService {
       return serveFromUpstream(request, { ...meta, url: a.upstreamUrl, size: a.size }, hooks, {
         fetch: this.deps.fetch,
         learnSize: (size) => this.learnSize(a, size),
-        pullThrough: this.pullThroughFor(a),
+        // Below the storage reserve the bytes are only passed on: a download must not fill what billing needs.
+        pullThrough: this.deps.storage?.short ? undefined : this.pullThroughFor(a),
       });
     }
     return errorResponse(new AppError("not_found", "This file is no longer available."));

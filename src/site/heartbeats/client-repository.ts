@@ -55,6 +55,11 @@ export interface ClientRepository {
   /** Clients seen at or after `since`. */
   onlineCount(since: number): Promise<number>;
   onlineGroups(since: number): Promise<ClientGroup[]>;
+  /**
+   * The version this client's last heartbeat reported ("" or null when none, or the client is unknown). It does
+   * not fold first: asked on /api/v1/latest, it may miss reports of the last fold interval (about a second).
+   */
+  reportedVersion(clientId: string): Promise<string | null>;
   /** Every client ever seen (and not pruned). */
   knownCount(): Promise<number>;
   /** Forgets clients last seen before `seenBefore`; returns how many. */

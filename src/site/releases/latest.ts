@@ -179,10 +179,13 @@ export function planOver(ranked: readonly Release[], usable: (r: Release) => boo
   return { staged, base: null };
 }
 
-/** The release this client is offered: the newest staged one whose group it is in, else the base. */
-export function chooseVariant(plan: LatestPlan, clientId: string | null): Release | null {
+/**
+ * The release this client is offered: the newest staged one offered to it (its group's, and while paused only
+ * if `reported`, the version of its last heartbeat, says it runs it already), else the base.
+ */
+export function chooseVariant(plan: LatestPlan, clientId: string | null, reported: string | null = null): Release | null {
   if (clientId !== null) {
-    for (const r of plan.staged) if (rolloutOffers(r, clientId)) return r;
+    for (const r of plan.staged) if (rolloutOffers(r, clientId, reported)) return r;
   }
   return plan.base;
 }

@@ -328,8 +328,9 @@ export class ReleaseCatalog {
   }
 
   /**
-   * Decision: a paused rollout keeps its percentage, so exactly the clients already in its group keep being
-   * offered it and no one else joins; the percentage cannot change until `resume`. A release offered to
+   * Decision: a paused rollout keeps its percentage, and no one joins it: only the clients of its group that
+   * already run it (by their heartbeats) keep being offered it (rollout.ts); the percentage cannot change
+   * until `resume`. A release offered to
    * everyone (100%) has no rollout to pause (409).
    */
   async pause(version: string): Promise<ReleaseRecord> {

@@ -8,13 +8,14 @@ import type { ChangeFeed } from "../../store/change-feed";
 import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
 import { buildLatestDocument, buildLegacyManifestOf, isFilteredQuery, parseLatestQuery, planLatest, planLegacyManifest, type LatestPlan } from "./latest";
-import { rolloutClientId, rolloutOffers } from "./rollout";
+import { inRolloutGroup, isPausedRollout, rolloutClientId, rolloutOffers } from "./rollout";
 import { readParam } from "../query-params";
 import { DOCUMENT_CACHE_CONTROL, documentReply } from "../revalidation";
 import { corsOf } from "../cors";
 import { DocumentCache, renderDocument, whenReady, type RenderedDocument } from "../document-cache";
 import { HEARTBEAT_INTERVAL_SECONDS, ONLINE_WINDOW_SECONDS } from "../heartbeats/heartbeat-input";
 import type { ReleaseServices } from "./release-services";
+import type { ClientRepository } from "../heartbeats/client-repository";
 import type { LatestQuery } from "../types";
 
 export interface ReleaseDocumentsDeps {
@@ -24,6 +25,8 @@ export interface ReleaseDocumentsDeps {
   changes: Pick<ChangeFeed, "version">;
   /** The releases as documents offer them (signed-offer.ts). */
   releases: Pick<ReleaseServices, "offered">;
+  /** A paused rollout is offered only to the clients of its group whose heartbeats report they run it. */
+  stores: { clients: Pick<ClientRepository, "reportedVersion"> };
 }
 
 /** The query parameters of a request, one value per name (query-params.ts). */
@@ -40,6 +43,7 @@ export interface DocumentRoute<Q> {
 
 export function releaseDocuments(deps: ReleaseDocumentsDeps): { latest: DocumentRoute<LatestQuery>; manifest: DocumentRoute<null> } {
   const { offered } = deps.releases;
+  const reportedVersion = (clientId: string) => deps.stores.clients.reportedVersion(clientId).catch(() => null);
   const documents = new DocumentCache(() => deps.changes.version("releases"));
   /** The key of the unfiltered document per base URL, made once: a key built per request is hashed per request. */
   const unfiltered = new Map<string, string>();
@@ -67,7 +71,7 @@ export function releaseDocuments(deps: ReleaseDocumentsDeps): { latest: Document
           const ctx = { baseUrl, heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS, onlineWindowSeconds: ONLINE_WINDOW_SECONDS };
           return renderVariants(planLatest(await offered(), q), (r) => buildLatestDocument(r, q, ctx));
         });
-        return whenReady(variants, (v) => variantReply(request, params, v));
+        return whenReady(variants, (v) => variantReply(request, params, v, reportedVersion));
       },
     },
     /**
@@ -83,20 +87,26 @@ export function releaseDocuments(deps: ReleaseDocumentsDeps): { latest: Document
           renderVariants(planLegacyManifest(await offered()), (r) => buildLegacyManifestOf(r, { baseUrl })),
         );
         return whenReady(variants, (v) => {
-          const m = v.staged.length === 0 ? v.base : pickRendered(v, clientIdOf(request, params));
-          if (m.empty) {
-            const res = errorResponse(new AppError("not_found", "No web bundle (web-*.zip) has been published yet."), {
-              "cache-control": DOCUMENT_CACHE_CONTROL,
-              ...corsOf(request),
-            });
-            if (v.staged.length > 0) res.headers.append("vary", CLIENT_ID_HEADER_NAME);
-            return res;
-          }
-          return variantReply(request, params, v, m);
+          const m = v.staged.length === 0 ? v.base : pickRendered(v, clientIdOf(request, params), reportedVersion);
+          return m instanceof Promise ? m.then((chosen) => manifestReply(request, v, chosen)) : manifestReply(request, v, m);
         });
       },
     },
   };
+}
+
+/** The legacy manifest reply for the variant chosen: a 404 while no web bundle is offered to this client. */
+function manifestReply(request: Request, v: RenderedVariants, m: RenderedDocument): Response {
+  const vary = v.staged.length > 0 ? CLIENT_ID_HEADER_NAME : undefined;
+  if (m.empty) {
+    const res = errorResponse(new AppError("not_found", "No web bundle (web-*.zip) has been published yet."), {
+      "cache-control": DOCUMENT_CACHE_CONTROL,
+      ...corsOf(request),
+    });
+    if (vary) res.headers.append("vary", vary);
+    return res;
+  }
+  return documentReply(request, m, vary);
 }
 
 /**
@@ -124,10 +134,25 @@ function clientIdOf(request: Request, params: Params): string | null {
   return rolloutClientId(readParam(params, "client_id"));
 }
 
-function pickRendered(v: RenderedVariants, clientId: string | null): RenderedDocument {
-  if (clientId !== null) {
-    for (const s of v.staged) if (rolloutOffers(s.release, clientId)) return s.doc;
+/** Asks the version a client's last heartbeat reported (null when unknown, or when the store fails). */
+type ReportedVersion = (clientId: string) => Promise<string | null>;
+
+/**
+ * The variant this client gets. Only a client in the group of a paused rollout needs its reported version, so
+ * only then is the store asked (one lookup); everyone else is answered without a promise.
+ */
+function pickRendered(v: RenderedVariants, clientId: string | null, reportedVersion: ReportedVersion): RenderedDocument | Promise<RenderedDocument> {
+  if (clientId === null) return v.base;
+  for (const s of v.staged) {
+    if (!inRolloutGroup(s.release, clientId)) continue;
+    if (!isPausedRollout(s.release)) return s.doc;
+    return reportedVersion(clientId).then((reported) => pickWithReport(v, clientId, reported));
   }
+  return v.base;
+}
+
+function pickWithReport(v: RenderedVariants, clientId: string, reported: string | null): RenderedDocument {
+  for (const s of v.staged) if (rolloutOffers(s.release, clientId, reported)) return s.doc;
   return v.base;
 }
 
@@ -136,7 +161,9 @@ function pickRendered(v: RenderedVariants, clientId: string | null): RenderedDoc
  * different tag). While a rollout is in progress the reply varies with the header: `Vary: X-App-Client-ID`
  * (the query parameter is part of the URL already).
  */
-function variantReply(request: Request, params: Params, v: RenderedVariants, chosen?: RenderedDocument): Response {
+function variantReply(request: Request, params: Params, v: RenderedVariants, reportedVersion: ReportedVersion): Response | Promise<Response> {
   if (v.staged.length === 0) return documentReply(request, v.base);
-  return documentReply(request, chosen ?? pickRendered(v, clientIdOf(request, params)), CLIENT_ID_HEADER_NAME);
+  const chosen = pickRendered(v, clientIdOf(request, params), reportedVersion);
+  if (chosen instanceof Promise) return chosen.then((doc) => documentReply(request, doc, CLIENT_ID_HEADER_NAME));
+  return documentReply(request, chosen, CLIENT_ID_HEADER_NAME);
 }

@@ -48,7 +48,7 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
     onRefused: (host, reason) => ctx.log.warn("fetch refused", { host, reason }),
   });
   const requireSignatures = publicKey !== null;
-  const downloads = new DownloadService({ store, tokens: ctx.downloads, meta: ctx.meta, mirror, config: ctx.config, now: ctx.now, fetch, log: ctx.log, requireSignatures });
+  const downloads = new DownloadService({ store, tokens: ctx.downloads, meta: ctx.meta, mirror, config: ctx.config, now: ctx.now, fetch, log: ctx.log, requireSignatures, storage: ctx.storage });
   const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch, publicKey });
   const timers: Array<ReturnType<typeof setTimeout>> = [];
   const abort = new AbortController();

@@ -78,6 +78,11 @@ export class PostgresClientRepository implements ClientRepository {
     return rows.map((r: Row) => ({ ...(r as unknown as ClientGroup), clients: num(r.clients) }));
   }
 
+  async reportedVersion(clientId: string): Promise<string | null> {
+    const [r] = await this.sql`SELECT version FROM clients WHERE client_id = ${clientId}`;
+    return (r?.version as string | undefined) || null;
+  }
+
   async knownCount(): Promise<number> {
     const [r] = await this.sql`SELECT COUNT(*) AS n FROM clients`;
     return num(r.n);

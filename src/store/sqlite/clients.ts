@@ -10,6 +10,7 @@ export const FOLD_CHUNK = 512;
 
 export class SqliteClientRepository implements ClientRepository {
   private readonly upsert;
+  private readonly versionOf;
 
   constructor(private readonly db: Database) {
     // A field the client did not send (NULL) keeps the stored value; first_seen is never moved. Bound by position
@@ -28,6 +29,12 @@ export class SqliteClientRepository implements ClientRepository {
          locale     = CASE WHEN ?3 >= last_seen THEN COALESCE(?9, locale) ELSE locale END,
          count      = count + ?10`,
     );
+    this.versionOf = db.query("SELECT version FROM clients WHERE client_id = ?");
+  }
+
+  async reportedVersion(clientId: string): Promise<string | null> {
+    const row = this.versionOf.get(clientId) as { version: string } | null;
+    return row?.version || null;
   }
 
   /**

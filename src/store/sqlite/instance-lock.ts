@@ -1,14 +1,16 @@
 /**
  * One process at a time owns a data dir: the server, or a command that must not run beside one (`restore`,
- * `store copy` from or into it). Ownership is an exclusive lock the operating system holds on
- * `<data dir>/gantry.lock` for as long as the process lives, so a SIGKILLed owner releases it with its death and
- * nothing stale is ever left to judge.
+ * `store copy` from or into it). Ownership is an exclusive lock the operating system holds for as long as the
+ * process lives, so a SIGKILLed owner releases it with its death and nothing stale is ever left to judge.
  *
- * Bun has no flock(2); the lock is taken through SQLite's file locking (fcntl on Unix, LockFileEx on Windows) on
- * a file of its own, held by one connection in `locking_mode = EXCLUSIVE`. That is the OS's lock, tied to the
- * process, not a row that would outlive it. SQLite also keeps two connections of one process apart, so a second
- * claim in the same process is refused too. Nothing else in the process may open gantry.lock: closing another
- * descriptor of the file would drop a POSIX lock.
+ * On Unix the lock is an flock on the data dir itself (`files/directory-lock.ts`): nothing in the directory can
+ * be deleted to take it away. It used to be a lock on a file of its own, `gantry.lock`, and deleting that file
+ * under a running server let a second one start beside it (it created a new file and locked that).
+ *
+ * Where flock cannot be called (Windows), the lock is taken through SQLite's file locking (LockFileEx) on
+ * `gantry.lock`, held by one connection in `locking_mode = EXCLUSIVE`; Windows refuses to delete a file that is
+ * open. SQLite also keeps two connections of one process apart, so a second claim in the same process is
+ * refused on either path.
  *
  * `gantry.pid` only says who holds the lock (for messages and service managers); it is written after the lock
  * is taken and is never what decides.
@@ -16,6 +18,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { lockDirectory } from "../files/directory-lock";
 
 export function lockFilePath(dataDir: string): string {
   return join(dataDir, "gantry.lock");
@@ -62,10 +65,28 @@ function readPid(dataDir: string): number | null {
 
 /**
  * Takes the data dir (created if missing) for this process, or throws DataDirInUseError at once: never waits.
- * Keep the returned object: the lock lives as long as its connection.
+ * Keep the returned object: the lock lives as long as its descriptor (or connection).
  */
 export function lockDataDir(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true });
+  const dirLock = lockDirectory(dataDir);
+  if (dirLock === "busy") throw new DataDirInUseError(dataDir, readPid(dataDir));
+  const held = dirLock === "unsupported" ? lockFile(dataDir) : dirLock;
+  writeFileSync(pidFilePath(dataDir), `${process.pid}\n`);
+  let holding = true;
+  return {
+    release() {
+      if (!holding) return;
+      holding = false;
+      // Only the lock's owner writes gantry.pid, so this one is ours.
+      rmSync(pidFilePath(dataDir), { force: true });
+      held.release();
+    },
+  };
+}
+
+/** The fallback where flock is not available: an exclusive SQLite lock on `gantry.lock`. */
+function lockFile(dataDir: string): { release(): void } {
   const db = new Database(lockFilePath(dataDir), { create: true, readwrite: true });
   try {
     // No waiting: the owner holds the lock for hours. A conflict is SQLITE_BUSY at the first statement that reads.
@@ -84,15 +105,5 @@ export function lockDataDir(dataDir: string): DataDirLock {
     if ((err as { code?: string }).code === "SQLITE_BUSY") throw new DataDirInUseError(dataDir, readPid(dataDir));
     throw err;
   }
-  writeFileSync(pidFilePath(dataDir), `${process.pid}\n`);
-  let held = true;
-  return {
-    release() {
-      if (!held) return;
-      held = false;
-      // Only the lock's owner writes gantry.pid, so this one is ours.
-      rmSync(pidFilePath(dataDir), { force: true });
-      db.close();
-    },
-  };
+  return { release: () => db.close() };
 }

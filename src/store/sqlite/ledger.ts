@@ -9,6 +9,8 @@ import { GroupCommit } from "../group-commit";
 /** 256 rows is a few milliseconds of writing: long enough to share an fsync, short enough not to stall streams. */
 const BATCH = { maxBatch: 256, maxDelayMs: 0 };
 
+const PROBE_REQUEST_ID = `probe-${"p".repeat(8192)}`;
+
 export class SqliteUsageLedger implements UsageLedger {
   private readonly insert;
   private readonly bumpTotals;
@@ -37,10 +39,12 @@ export class SqliteUsageLedger implements UsageLedger {
 
   async probe(): Promise<void> {
     // A row written and deleted in one transaction: its pages still go through the WAL, so a full disk fails here.
+    // Its id is longer than a page, so the row needs pages of its own: a database with room left in a page but
+    // none for a new one (the state in which the next batch of rows fails) fails the probe too.
     this.db.transaction(() => {
       const { id } = this.db
-        .query("INSERT INTO usage_ledger (ts, request_id, endpoint, status) VALUES (0, 'probe', 'probe', 0) RETURNING id")
-        .get() as { id: number };
+        .query("INSERT INTO usage_ledger (ts, request_id, endpoint, status) VALUES (0, ?, 'probe', 0) RETURNING id")
+        .get(PROBE_REQUEST_ID) as { id: number };
       this.db.query("DELETE FROM usage_ledger WHERE id = ?").run(id);
     })();
   }
