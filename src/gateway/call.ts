@@ -14,6 +14,7 @@ import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "./usage/settle"
 import type { ResponsesUsage } from "./responses-types";
 import { UpstreamRefusal } from "./upstream/upstream-errors";
 import { knownError } from "../store/storage-errors";
+import { modelNameProblem } from "./limits/model-match";
 
 const MAX_FAILURE_DELAY_MS = 5000;
 
@@ -295,6 +296,9 @@ export function requireModel(body: Record<string, unknown>): string {
   if (typeof model !== "string" || model.trim() === "") {
     throw new AppError("invalid_request", "'model' is required and must be a non-empty string.", { param: "model" });
   }
+  // Before the name is matched, logged or quoted in an error: a caller's 15 MB name stays out of both.
+  const problem = modelNameProblem(model);
+  if (problem !== null) throw new AppError("invalid_request", `'model' ${problem}.`, { param: "model", rawCode: "invalid_model" });
   return model;
 }
 

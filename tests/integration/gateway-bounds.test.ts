@@ -1,0 +1,76 @@
+/**
+ * Hardening, round two (issue 31), the gateway's bounds: what a caller may name as its model, what reaches the
+ * log, and what a request may make the gateway build and send upstream.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
+import { authed, startGantry, type Gantry } from "../support/harness";
+
+let upstream: FakeUpstream;
+let g: Gantry;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  g = await startGantry({ config: { upstreamUrl: upstream.url }, captureLogs: true });
+});
+afterAll(async () => {
+  await g.stop();
+  await upstream.close();
+});
+
+async function errorOf(res: Response): Promise<{ status: number; code: string; param: string | null; message: string }> {
+  const body = (await res.json()) as any;
+  expect(Object.keys(body)).toEqual(["error"]);
+  return { status: res.status, code: body.error.code, param: body.error.param, message: body.error.message };
+}
+
+/** Posts and checks that the upstream got nothing from it. */
+async function refusedBeforeUpstream(key: string, body: unknown, path = "/v1/responses", headers: Record<string, string> = {}) {
+  const before = upstream.requests.length;
+  const e = await errorOf(await fetch(`${g.url}${path}`, authed(key, body, headers)));
+  expect(upstream.requests.length).toBe(before);
+  return e;
+}
+
+const logBytes = () => g.logs.reduce((n, l) => n + l.length, 0);
+
+describe("model names and the log", () => {
+  const huge = "m".repeat(2 * 1024 * 1024);
+
+  test("a model name of 2 MiB is a 400 invalid_model, for a disabled key and an exhausted one too, and the log stays small", async () => {
+    const disabled = await g.createKey({ status: "disabled" });
+    const exhausted = await g.createKey({ quotaTokens: 0 });
+    const usable = await g.createKey();
+    const before = logBytes();
+    for (const key of [disabled, exhausted, usable]) {
+      for (const path of ["/v1/responses", "/v1/chat/completions"]) {
+        const e = await refusedBeforeUpstream(key, { model: huge, input: "x", messages: [{ role: "user", content: "x" }] }, path);
+        expect([e.status, e.code, e.param]).toEqual([400, "invalid_model", "model"]);
+        expect(e.message.length).toBeLessThan(200);
+      }
+    }
+    // Six refused calls: a line each, none holding the name (before: 2 MiB a line).
+    expect(logBytes() - before).toBeLessThan(6 * 1024);
+  });
+
+  test("names the lists could be bypassed with are refused: spaces, look-alike letters, dot segments; case does not bypass a deny list", async () => {
+    const denied = await g.createKey({ modelMode: "deny", models: ["gpt-5*"] });
+    for (const model of [" gpt-5.4", "gpt-5.4 ", "gpt-5.4\n", "gpt-5.\u043e", "gpt\u20105.4", "\uff47pt-5.4", "gpt-4.1-mini/../gpt-5.4", "a//b", "/gpt-5.4", "./gpt-5.4"]) {
+      const e = await refusedBeforeUpstream(denied, { model, input: "x" });
+      expect([e.status, e.code, e.param]).toEqual([400, "invalid_model", "model"]);
+    }
+    for (const model of ["GPT-5.4", "Gpt-5.4-mini"]) {
+      const e = await refusedBeforeUpstream(denied, { model, input: "x" });
+      expect([e.status, e.code]).toEqual([403, "model_not_allowed"]);
+    }
+    const allowed = await g.createKey({ modelMode: "allow", models: ["gpt-4.1-mini*"] });
+    const e = await refusedBeforeUpstream(allowed, { model: "gpt-4.1-mini/../gpt-5.4", input: "x" });
+    expect([e.status, e.code]).toEqual([400, "invalid_model"]);
+    // Ordinary names with the characters real ones use still pass.
+    for (const model of ["gpt-4.1-mini-2025-04-14", "GPT-4.1-MINI", "gpt-4.1-mini:ft-org:abc@1+2/x_y"]) {
+      const res = await fetch(`${g.url}/v1/responses`, authed(allowed, { model, input: "x" }));
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+  });
+});
