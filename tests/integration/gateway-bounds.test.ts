@@ -74,3 +74,24 @@ describe("model names and the log", () => {
     }
   });
 });
+
+describe("tools", () => {
+  test("tools: [null] and other malformed tools are a 400 naming the tool, nothing sent upstream, streamed or not", async () => {
+    const key = await g.createKey();
+    const cases: Array<[unknown, string]> = [
+      [[null], "tools[0]"],
+      [[{ type: "function", name: "f", parameters: {} }, 1], "tools[1]"],
+      [["web_search"], "tools[0]"],
+      [[{ name: "f" }], "tools[0].type"],
+      [[{ type: "" }], "tools[0].type"],
+      ["x", "tools"],
+      [{ type: "function" }, "tools"],
+    ];
+    for (const stream of [false, true]) {
+      for (const [tools, param] of cases) {
+        const e = await refusedBeforeUpstream(key, { model: "m", input: "x", tools, stream });
+        expect([e.status, e.code, e.param]).toEqual([400, "invalid_request", param]);
+      }
+    }
+  });
+});
