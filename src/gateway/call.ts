@@ -120,6 +120,20 @@ export class GatewayCall {
     return { ...request, max_output_tokens: bound };
   }
 
+  /**
+   * The same bound for a raw passthrough body, which goes upstream as the caller's text: the field is added to that
+   * text (after its last member, the rest byte for byte) when the request set none; a caller's `null` is replaced,
+   * which takes serialising the body again. A larger value than the bound was refused at admission.
+   */
+  boundRawText(body: Record<string, unknown>, text: string): string {
+    const bound = this.lease?.key.key.maxTokens ?? null;
+    if (bound === null || typeof body.max_output_tokens === "number") return text;
+    if (Object.hasOwn(body, "max_output_tokens")) return JSON.stringify({ ...body, max_output_tokens: bound });
+    // The text is one JSON object with at least `model` in it: its last `}` closes it, after a member.
+    const end = text.lastIndexOf("}");
+    return `${text.slice(0, end)},"max_output_tokens":${bound}${text.slice(end)}`;
+  }
+
   /** Set by a streamed reply's body when the server first pulls it (the body's own code then settles the call). */
   streamStarted = false;
 

@@ -37,7 +37,8 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
     const maxTokens = optionalCount(body, "max_output_tokens");
     await call.admit({ model: call.model, maxTokens, maxTokensParam: "max_output_tokens", bodyBytes: bytes });
 
-    if (raw) return await relayRaw(deps, call, text);
+    // Raw goes as the caller wrote it, but never past the key's output bound.
+    if (raw) return await relayRaw(deps, call, call.boundRawText(body, text));
 
     const keeper = await keeperFor(deps, call, body);
     const wanted = (keeper ? continued(body, keeper.input) : body) as ResponsesRequest;
