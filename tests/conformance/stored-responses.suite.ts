@@ -34,7 +34,7 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
       try {
         const r = response("k1", { previousId: "resp_before" });
         await fx.repo.put(r);
-        expect(await fx.repo.get("k1", r.id, 2_000)).toEqual(r);
+        expect(await fx.repo.get("k1", r.id, 2_000)).toEqual({ ...r, bytes: JSON.stringify(r.response).length + JSON.stringify(r.inputItems).length });
         expect(await fx.repo.get("k2", r.id, 2_000)).toBeNull();
         expect(await fx.repo.get("k1", r.id, 10_000)).toBeNull();
         const items = await fx.repo.items("k1", [`msg_${r.id}`, `in_${r.id}`, "nope"], 2_000);
@@ -43,6 +43,23 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
         expect((await fx.repo.items("k2", [`msg_${r.id}`], 2_000)).size).toBe(0);
         expect((await fx.repo.items("k1", [`msg_${r.id}`], 10_000)).size).toBe(0);
         expect((await fx.repo.items("k1", [], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("itemSizes: the byte length of each live item's stored JSON, by id, for the key only", async () => {
+      const fx = await make();
+      try {
+        const r = response("k1", { inputItems: [{ id: "in_sized", type: "message", role: "user", content: [{ type: "input_text", text: "h\u00e9llo" }] }] });
+        await fx.repo.put(r);
+        const sizes = await fx.repo.itemSizes("k1", ["in_sized", "in_sized", `msg_${r.id}`, "nope"], 2_000);
+        expect([...sizes.keys()].sort()).toEqual(["in_sized", `msg_${r.id}`].sort());
+        expect(sizes.get("in_sized")).toBe(Buffer.byteLength(JSON.stringify(r.inputItems[0])));
+        expect(sizes.get(`msg_${r.id}`)).toBe(Buffer.byteLength(JSON.stringify((r.response.output as any)[0])));
+        expect((await fx.repo.itemSizes("k2", ["in_sized"], 2_000)).size).toBe(0);
+        expect((await fx.repo.itemSizes("k1", ["in_sized"], 10_000)).size).toBe(0);
+        expect((await fx.repo.itemSizes("k1", [], 2_000)).size).toBe(0);
       } finally {
         await fx.close();
       }

@@ -95,3 +95,65 @@ describe("tools", () => {
     }
   });
 });
+
+describe("item_reference and previous_response_id: what is sent upstream is bounded like a body", () => {
+  let small: Gantry;
+  const maxBodyBytes = 64 * 1024;
+  beforeAll(async () => {
+    small = await startGantry({ config: { upstreamUrl: upstream.url, maxBodyBytes } });
+  });
+  afterAll(() => small.stop());
+
+  /** Keeps a response whose input is one message of `chars` characters; its input item's id. */
+  async function keptItem(key: string, chars: number): Promise<{ itemId: string; responseId: string }> {
+    const res = await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", input: [{ role: "user", content: "x".repeat(chars) }] }));
+    expect(res.status).toBe(200);
+    const responseId = ((await res.json()) as any).id;
+    const list = (await (await fetch(`${small.url}/v1/responses/${responseId}/input_items`, authed(key))).json()) as any;
+    return { itemId: list.data[0].id, responseId };
+  }
+
+  test("a stored item named many times is refused before anything is built or read (400 request_too_large); each id is looked up once", async () => {
+    const key = await small.createKey();
+    const { itemId } = await keptItem(key, 10_000);
+    const repo = small.deps.responses;
+    const looked: string[][] = [];
+    const items = repo.items.bind(repo);
+    repo.items = (keyId, ids, now) => (looked.push([...ids]), items(keyId, ids, now));
+    try {
+      const before = upstream.requests.length;
+      const ref = { type: "item_reference", id: itemId };
+      // About 0.5 KB of request naming 10 KB twenty times: 200 KB upstream, above the 64 KiB bound.
+      const res = await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", input: Array(20).fill(ref) }));
+      const e = await errorOf(res);
+      expect([e.status, e.code, e.param]).toEqual([400, "request_too_large", "input"]);
+      expect(e.message).toContain(String(maxBodyBytes));
+      expect(upstream.requests.length).toBe(before);
+      expect(looked).toEqual([]); // refused on the sizes alone
+
+      // Named three times (30 KB): taken, the item read once, sent three times.
+      const ok = await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", input: Array(3).fill(ref), store: false }));
+      expect(ok.status).toBe(200);
+      await ok.arrayBuffer();
+      expect(looked).toEqual([[itemId]]);
+      const sent = upstream.requests.at(-1)!.body.input as any[];
+      expect(sent.filter((it) => JSON.stringify(it).includes("x".repeat(10_000)))).toHaveLength(3);
+    } finally {
+      repo.items = items;
+    }
+  });
+
+  test("a conversation continued past the bound is refused at the turn that makes it too large", async () => {
+    const key = await small.createKey();
+    // The upstream echoes the input: each kept turn is about twice its input.
+    const { responseId: first } = await keptItem(key, 10_000);
+    const second = await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", previous_response_id: first, input: "y".repeat(10_000) }));
+    expect(second.status).toBe(200);
+    const secondId = ((await second.json()) as any).id;
+    const before = upstream.requests.length;
+    // About 20 KB + 20 KB kept, and 30 KB more: above 64 KiB, though the body alone is far below it.
+    const e = await errorOf(await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", previous_response_id: secondId, input: "z".repeat(30_000) })));
+    expect([e.status, e.code, e.param]).toEqual([400, "request_too_large", "previous_response_id"]);
+    expect(upstream.requests.length).toBe(before);
+  });
+});

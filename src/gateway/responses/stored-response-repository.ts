@@ -24,6 +24,8 @@ export interface StoredResponse {
   response: JsonObject;
   /** The items this request added to the conversation, each with its id. */
   inputItems: JsonObject[];
+  /** Set by `get`: the length of the JSON text kept (the response and its input items), as `put` measured it. */
+  bytes?: number;
 }
 
 /**
@@ -43,6 +45,11 @@ export interface StoredResponseRepository {
   delete(keyId: string, id: string): Promise<boolean>;
   /** The key's live items (input or output) by id, for `item_reference`; unknown ids are absent. */
   items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>>;
+  /**
+   * The size in bytes of each live item's stored JSON text, by id, without reading the items: what a request's
+   * references would add to it is known before any item is read. Unknown ids are absent.
+   */
+  itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>>;
   /** Removes what expired before `now`; how many responses went. */
   purgeExpired(now: number): Promise<number>;
   /**

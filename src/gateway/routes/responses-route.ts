@@ -40,7 +40,7 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
     // Raw goes as the caller wrote it, but never past the key's output bound.
     if (raw) return await relayRaw(deps, call, call.boundRawText(body, text));
 
-    const keeper = await keeperFor(deps, call, body);
+    const keeper = await keeperFor(deps, call, body, bytes);
     const wanted = (keeper ? continued(body, keeper.input) : body) as ResponsesRequest;
     const intended = call.boundOutput(normalizeResponsesRequest(wanted, deps.normalizeOptions));
     const posted = await postResponses(deps, call.model, intended, call.upstreamAbort.signal);
@@ -63,14 +63,14 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
  * Keeping responses for the caller: needed when the request continues one (`previous_response_id`, `item_reference`)
  * or is to be kept (`store` not false, and keeping is on). Otherwise null: the request goes as it came, at no cost.
  */
-async function keeperFor(deps: GatewayDeps, call: GatewayCall, body: JsonObject): Promise<{ keeper: ResponseKeeper; input: JsonObject[] } | null> {
+async function keeperFor(deps: GatewayDeps, call: GatewayCall, body: JsonObject, bodyBytes: number): Promise<{ keeper: ResponseKeeper; input: JsonObject[] } | null> {
   const keep = deps.config.storedResponsesDays > 0 && body.store !== false;
   const continues =
     (typeof body.previous_response_id === "string" && body.previous_response_id !== "") ||
     (Array.isArray(body.input) && body.input.some((it: JsonObject) => it !== null && typeof it === "object" && it.type === "item_reference"));
   if (!keep && !continues) return null;
   const keyId = call.lease!.key.key.id;
-  const conversation = await buildConversation(deps.responses, keyId, body, deps.now());
+  const conversation = await buildConversation(deps.responses, keyId, body, deps.now(), { maxBytes: deps.config.maxBodyBytes, bodyBytes });
   return { keeper: new ResponseKeeper(deps, keyId, call.model, conversation, keep), input: conversation.input };
 }
 

@@ -47,6 +47,16 @@ export class PostgresStoredResponses implements StoredResponseRepository {
     return out;
   }
 
+  async itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (ids.length === 0) return out;
+    // octet_length of a stored text reads its size, not the (possibly TOASTed) text.
+    const rows = await this.sql`SELECT i.item_id, octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+      WHERE i.key_id = ${keyId} AND i.item_id IN ${this.sql([...new Set(ids)])} AND r.expires_at > ${now}`;
+    for (const row of rows) out.set(row.item_id, num(row.bytes));
+    return out;
+  }
+
   async purgeExpired(now: number): Promise<number> {
     const rows = await this.sql`DELETE FROM stored_responses WHERE expires_at <= ${now} RETURNING id`;
     return rows.length;
@@ -71,5 +81,6 @@ function fromRow(row: Record<string, any>): StoredResponse {
     expiresAt: num(row.expires_at),
     response: JSON.parse(row.response),
     inputItems: JSON.parse(row.input_items),
+    bytes: num(row.bytes),
   };
 }

@@ -12,6 +12,7 @@ interface Row {
   expires_at: number;
   response: string;
   input_items: string;
+  bytes: number;
 }
 
 export class SqliteStoredResponses implements StoredResponseRepository {
@@ -72,6 +73,20 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     return out;
   }
 
+  async itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    // octet_length reads the size from the record, not the text.
+    const find = this.db.query(
+      `SELECT octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+       WHERE i.key_id = ? AND i.item_id = ? AND r.expires_at > ?`,
+    );
+    for (const id of new Set(ids)) {
+      const row = find.get(keyId, id, now) as { bytes: number } | null;
+      if (row) out.set(id, row.bytes);
+    }
+    return out;
+  }
+
   async purgeExpired(now: number): Promise<number> {
     return this.db.query("DELETE FROM stored_responses WHERE expires_at <= ?").run(now).changes;
   }
@@ -96,5 +111,6 @@ function fromRow(row: Row): StoredResponse {
     expiresAt: row.expires_at,
     response: JSON.parse(row.response),
     inputItems: JSON.parse(row.input_items),
+    bytes: row.bytes,
   };
 }
