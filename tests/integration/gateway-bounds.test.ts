@@ -100,7 +100,7 @@ describe("item_reference and previous_response_id: what is sent upstream is boun
   let small: Gantry;
   const maxBodyBytes = 64 * 1024;
   beforeAll(async () => {
-    small = await startGantry({ config: { upstreamUrl: upstream.url, maxBodyBytes } });
+    small = await startGantry({ config: { upstreamUrl: upstream.url, maxBodyBytes, maxInputItems: 30 } });
   });
   afterAll(() => small.stop());
 
@@ -143,6 +143,24 @@ describe("item_reference and previous_response_id: what is sent upstream is boun
     }
   });
 
+  test("a continued conversation may not send more items upstream than GANTRY_MAX_INPUT_ITEMS", async () => {
+    const key = await small.createKey();
+    // Each kept turn is two items (its input and the echo); the bound is 30.
+    let previous: string | null = null;
+    for (let turn = 0; turn < 2; turn++) {
+      const res: Response = await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", input: "hi", ...(previous ? { previous_response_id: previous } : {}) }));
+      expect(res.status).toBe(200);
+      previous = ((await res.json()) as any).id;
+    }
+    const before = upstream.requests.length;
+    const e = await errorOf(await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", previous_response_id: previous, input: Array(27).fill({ role: "user", content: "a" }) })));
+    expect([e.status, e.code, e.param]).toEqual([400, "too_many_items", "previous_response_id"]);
+    expect(upstream.requests.length).toBe(before);
+    const ok = await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", previous_response_id: previous, input: Array(26).fill({ role: "user", content: "a" }) }));
+    expect(ok.status).toBe(200);
+    await ok.arrayBuffer();
+  });
+
   test("a conversation continued past the bound is refused at the turn that makes it too large", async () => {
     const key = await small.createKey();
     // The upstream echoes the input: each kept turn is about twice its input.
@@ -155,5 +173,24 @@ describe("item_reference and previous_response_id: what is sent upstream is boun
     const e = await errorOf(await fetch(`${small.url}/v1/responses`, authed(key, { model: "m", previous_response_id: secondId, input: "z".repeat(30_000) })));
     expect([e.status, e.code, e.param]).toEqual([400, "request_too_large", "previous_response_id"]);
     expect(upstream.requests.length).toBe(before);
+  });
+});
+
+describe("how many items a call may carry", () => {
+  test("more input items or messages than GANTRY_MAX_INPUT_ITEMS (10,000 by default): 400 too_many_items, nothing sent upstream", async () => {
+    const key = await g.createKey();
+    const tiny = { role: "user", content: "x" };
+    const over = Array(10_001).fill(tiny);
+    for (const [path, body, param] of [
+      ["/v1/responses", { model: "m", input: over }, "input"],
+      ["/v1/responses", { model: "m", input: over, store: false }, "input"],
+      ["/v1/chat/completions", { model: "m", messages: over }, "messages"],
+    ] as const) {
+      const e = await refusedBeforeUpstream(key, body, path);
+      expect([e.status, e.code, e.param]).toEqual([400, "too_many_items", param]);
+    }
+    const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "m", input: Array(10_000).fill(tiny), store: false }));
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
   });
 });

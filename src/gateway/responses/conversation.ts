@@ -75,6 +75,8 @@ function asItems(input: unknown): JsonObject[] {
 export interface ConversationBounds {
   maxBytes: number;
   bodyBytes: number;
+  /** The most items the whole input may have (GANTRY_MAX_INPUT_ITEMS), earlier turns included. */
+  maxItems: number;
 }
 
 function tooLarge(bytes: number, bounds: ConversationBounds, what: string, param: string): AppError {
@@ -97,6 +99,7 @@ export async function buildConversation(
   const items = asItems(body.input);
   const found = await resolveReferences(repo, keyId, items, now, bounds);
   let bytes = bounds.bodyBytes + found.bytes;
+  let count = items.length;
   const newItems = items.map((it) => {
     if (it === null || typeof it !== "object") return it;
     if (it.type === "item_reference") return found.items.get(String(it.id))!;
@@ -120,6 +123,13 @@ export async function buildConversation(
     // Each turn's kept size stands for what it adds: the walk stops at the turn that makes it too large.
     bytes += r.bytes ?? 0;
     if (bytes > bounds.maxBytes) throw tooLarge(bytes, bounds, "the conversation it continues", "previous_response_id");
+    count += r.inputItems.length + (Array.isArray(r.response.output) ? r.response.output.length : 0);
+    if (count > bounds.maxItems) {
+      throw new AppError("invalid_request", `The conversation it continues would send more than ${bounds.maxItems} input items upstream.`, {
+        param: "previous_response_id",
+        rawCode: "too_many_items",
+      });
+    }
     id = r.previousId;
   }
   const history = earlier.reverse().flatMap((r) => [...r.inputItems, ...(Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [])]);

@@ -5,7 +5,7 @@
 import { postResponses } from "../upstream/post-responses";
 import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
-import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel } from "../call";
+import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel, checkItemCount } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
 import { UpstreamEventSource } from "../stream/event-source";
 import { outputBoundFor } from "../stream/output-bound";
@@ -32,6 +32,7 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
     const { body, bytes, text } = await readJsonObject(request, deps.config.maxBodyBytes);
     checkJsonDepth(text);
     call.model = requireModel(body);
+    checkItemCount(body, "input", deps.config.maxInputItems);
     const raw = isRawMode(request.headers);
     const wantsStream = optionalBoolean(body, "stream") === true;
     const maxTokens = optionalCount(body, "max_output_tokens");
@@ -70,7 +71,7 @@ async function keeperFor(deps: GatewayDeps, call: GatewayCall, body: JsonObject,
     (Array.isArray(body.input) && body.input.some((it: JsonObject) => it !== null && typeof it === "object" && it.type === "item_reference"));
   if (!keep && !continues) return null;
   const keyId = call.lease!.key.key.id;
-  const conversation = await buildConversation(deps.responses, keyId, body, deps.now(), { maxBytes: deps.config.maxBodyBytes, bodyBytes });
+  const conversation = await buildConversation(deps.responses, keyId, body, deps.now(), { maxBytes: deps.config.maxBodyBytes, bodyBytes, maxItems: deps.config.maxInputItems });
   return { keeper: new ResponseKeeper(deps, keyId, call.model, conversation, keep), input: conversation.input };
 }
 
