@@ -65,6 +65,37 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
       }
     });
 
+    test("inputItems: a page by position, either order, after an id, has_more; null for another key's or an expired response", async () => {
+      const fx = await make();
+      try {
+        const inputItems = Array.from({ length: 250 }, (_, i) => ({ id: `in_${i}`, type: "message", role: "user", content: [{ type: "input_text", text: `t${i}` }] }));
+        const r = response("k1", { inputItems });
+        await fx.repo.put(r);
+        const ids = (page: any) => page.items.map((it: any) => it.id);
+        const all = (from: number, to: number) => inputItems.slice(from, to).map((it) => it.id);
+        expect(ids(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 3, order: "asc", after: null }))).toEqual(all(0, 3));
+        const desc = await fx.repo.inputItems("k1", r.id, 2_000, { limit: 2, order: "desc", after: null });
+        expect(ids(desc)).toEqual(["in_249", "in_248"]);
+        expect((desc as any).hasMore).toBe(true);
+        expect(ids(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 100, order: "asc", after: "in_199" }))).toEqual(all(200, 250));
+        const last = await fx.repo.inputItems("k1", r.id, 2_000, { limit: 50, order: "asc", after: "in_199" });
+        expect((last as any).hasMore).toBe(false);
+        expect(ids(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 2, order: "desc", after: "in_10" }))).toEqual(["in_9", "in_8"]);
+        expect((await fx.repo.inputItems("k1", r.id, 2_000, { limit: 5, order: "desc", after: "in_0" })) as any).toEqual({ items: [], hasMore: false });
+        expect(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 5, order: "asc", after: "nope" })).toBe("after_not_found");
+        expect((await fx.repo.inputItems("k1", r.id, 2_000, { limit: 1, order: "asc", after: null }) as any).items[0]).toEqual(inputItems[0]);
+        expect(await fx.repo.inputItems("k2", r.id, 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        expect(await fx.repo.inputItems("k1", r.id, 10_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        expect(await fx.repo.inputItems("k1", "resp_nope", 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        // The whole response still reads back with its items in order.
+        expect((await fx.repo.get("k1", r.id, 2_000))?.inputItems).toEqual(inputItems);
+        await fx.repo.delete("k1", r.id);
+        expect(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+      } finally {
+        await fx.close();
+      }
+    });
+
     test("delete is per key and takes the response's items along", async () => {
       const fx = await make();
       try {

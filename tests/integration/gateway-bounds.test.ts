@@ -194,3 +194,27 @@ describe("how many items a call may carry", () => {
     await res.arrayBuffer();
   });
 });
+
+describe("stored input items are read a page at a time", () => {
+  test("input_items?limit=1 on a response of 10,000 items reads one page, not the response", async () => {
+    const key = await g.createKey();
+    const input = Array.from({ length: 10_000 }, (_, i) => ({ role: "user", content: `item ${i}` }));
+    const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "m", input }));
+    expect(res.status).toBe(200);
+    const id = ((await res.json()) as any).id;
+    const repo = g.deps.responses;
+    const get = repo.get.bind(repo);
+    let whole = 0;
+    repo.get = (...args) => (whole++, get(...args));
+    try {
+      const page = (await (await fetch(`${g.url}/v1/responses/${id}/input_items?limit=1`, authed(key))).json()) as any;
+      expect(page.data.map((it: any) => it.content[0].text)).toEqual(["item 9999"]);
+      expect(page.has_more).toBe(true);
+      const next = (await (await fetch(`${g.url}/v1/responses/${id}/input_items?order=asc&limit=2&after=${page.data[0].id}`, authed(key))).json()) as any;
+      expect(next).toMatchObject({ data: [], has_more: false });
+      expect(whole).toBe(0);
+    } finally {
+      repo.get = get;
+    }
+  });
+});

@@ -37,10 +37,25 @@ export interface StoredResponseStats {
   bytes: number;
 }
 
+/** Which page of a response's input items: `after` an item id (the page starts past it, in `order`). */
+export interface InputItemsQuery {
+  limit: number;
+  order: "asc" | "desc";
+  after: string | null;
+}
+
+/** A page of input items, or `after_not_found` when the response has no item of the `after` id. */
+export type InputItemsPage = { items: JsonObject[]; hasMore: boolean } | "after_not_found";
+
 export interface StoredResponseRepository {
   put(response: StoredResponse): Promise<void>;
   /** The key's live response, or null (unknown, expired, deleted, or another key's). */
   get(keyId: string, id: string, now: number): Promise<StoredResponse | null>;
+  /**
+   * One page of a live response's input items, read by position: never the whole list (a response may carry
+   * thousands). null when the key has no such live response.
+   */
+  inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null>;
   /** True when the key had it. */
   delete(keyId: string, id: string): Promise<boolean>;
   /** The key's live items (input or output) by id, for `item_reference`; unknown ids are absent. */
@@ -63,4 +78,16 @@ export interface StoredResponseRepository {
 export function itemsOf(r: StoredResponse): JsonObject[] {
   const output = Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [];
   return [...r.inputItems, ...output].filter((it) => it !== null && typeof it === "object" && typeof it.id === "string");
+}
+
+/** The length of the JSON list of these item texts, as JSON.stringify of the list would write it. */
+export function listLength(items: string[]): number {
+  let n = 2 + Math.max(0, items.length - 1);
+  for (const item of items) n += item.length;
+  return n;
+}
+
+/** An item's id as its input row names it (items are stored with ids; '' for one that has none). */
+export function itemIdOf(item: JsonObject): string {
+  return item !== null && typeof item === "object" && typeof item.id === "string" ? item.id : "";
 }

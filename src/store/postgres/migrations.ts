@@ -248,6 +248,22 @@ const V8 = `
   );
 `;
 
+/** 9: a stored response's input items one row each, read a page at a time (as SQLite's migration 15). */
+const V9 = `
+  CREATE TABLE stored_input_items (
+    response_id TEXT NOT NULL REFERENCES stored_responses(id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    item_id     TEXT NOT NULL,
+    item        TEXT NOT NULL,
+    PRIMARY KEY (response_id, position)
+  );
+  CREATE INDEX stored_input_items_id ON stored_input_items (response_id, item_id);
+  INSERT INTO stored_input_items (response_id, position, item_id, item)
+    SELECT r.id, e.ord - 1, COALESCE(e.value->>'id', ''), e.value::text
+    FROM stored_responses r, jsonb_array_elements(r.input_items::jsonb) WITH ORDINALITY AS e(value, ord);
+  UPDATE stored_responses SET input_items = '[]' WHERE input_items <> '[]';
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
 export const SCHEMA_VERSION = MIGRATIONS.length;

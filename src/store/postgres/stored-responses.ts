@@ -1,8 +1,21 @@
 /** Stored responses in PostgreSQL (see the port: gateway/responses/stored-response-repository.ts). */
 import type { SQL } from "bun";
-import { itemsOf, type JsonObject, type StoredResponse, type StoredResponseRepository, type StoredResponseStats } from "../../gateway/responses/stored-response-repository";
+import {
+  itemIdOf,
+  itemsOf,
+  listLength,
+  type InputItemsPage,
+  type InputItemsQuery,
+  type JsonObject,
+  type StoredResponse,
+  type StoredResponseRepository,
+  type StoredResponseStats,
+} from "../../gateway/responses/stored-response-repository";
 import { num } from "./db";
 import { GroupCommit } from "../group-commit";
+
+/** Rows per INSERT: four parameters a row stays well under PostgreSQL's 65,535 per statement. */
+const INSERT_ROWS = 5000;
 
 export class PostgresStoredResponses implements StoredResponseRepository {
   constructor(private readonly sql: SQL) {}
@@ -15,22 +28,52 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   }
 
   private async writeBatch(batch: StoredResponse[]): Promise<void> {
+    const inputs: Array<{ response_id: string; position: number; item_id: string; item: string }> = [];
     const rows = batch.map((r) => {
       const response = JSON.stringify(r.response);
-      const input_items = JSON.stringify(r.inputItems);
-      return { id: r.id, key_id: r.keyId, previous_id: r.previousId, model: r.model, created_at: r.createdAt, expires_at: r.expiresAt, response, input_items, bytes: response.length + input_items.length };
+      const texts = r.inputItems.map((item) => JSON.stringify(item));
+      // Input items one row each, in order: their list is read a page at a time.
+      texts.forEach((item, i) => inputs.push({ response_id: r.id, position: i, item_id: itemIdOf(r.inputItems[i]!), item }));
+      return { id: r.id, key_id: r.keyId, previous_id: r.previousId, model: r.model, created_at: r.createdAt, expires_at: r.expiresAt, response, input_items: "[]", bytes: response.length + listLength(texts) };
     });
     const items = batch.flatMap((r) => itemsOf(r).map((item) => ({ key_id: r.keyId, item_id: item.id as string, response_id: r.id, item: JSON.stringify(item) })));
     await this.sql.begin(async (tx) => {
       await tx`INSERT INTO stored_responses ${tx(rows)} ON CONFLICT (id) DO NOTHING`;
       // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
-      if (items.length > 0) await tx`INSERT INTO stored_items ${tx(items)} ON CONFLICT (key_id, item_id) DO NOTHING`;
+      for (let at = 0; at < items.length; at += INSERT_ROWS) {
+        await tx`INSERT INTO stored_items ${tx(items.slice(at, at + INSERT_ROWS))} ON CONFLICT (key_id, item_id) DO NOTHING`;
+      }
+      // A response's own rows only: ON CONFLICT covers a response put twice (its row was not inserted again).
+      for (let at = 0; at < inputs.length; at += INSERT_ROWS) {
+        await tx`INSERT INTO stored_input_items ${tx(inputs.slice(at, at + INSERT_ROWS))} ON CONFLICT (response_id, position) DO NOTHING`;
+      }
     });
   }
 
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const [row] = await this.sql`SELECT * FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
-    return row ? fromRow(row) : null;
+    if (!row) return null;
+    const inputs = await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} ORDER BY position`;
+    return { ...fromRow(row), inputItems: inputs.map((r: { item: string }) => JSON.parse(r.item)) };
+  }
+
+  async inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null> {
+    const [live] = await this.sql`SELECT 1 FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
+    if (!live) return null;
+    const asc = query.order === "asc";
+    let from = asc ? -1 : 2 ** 31 - 1;
+    if (query.after !== null) {
+      // The first of that id in the order asked for, as a list read whole would find it.
+      const [at] = asc
+        ? await this.sql`SELECT min(position) AS p FROM stored_input_items WHERE response_id = ${id} AND item_id = ${query.after}`
+        : await this.sql`SELECT max(position) AS p FROM stored_input_items WHERE response_id = ${id} AND item_id = ${query.after}`;
+      if (at.p === null) return "after_not_found";
+      from = num(at.p);
+    }
+    const rows = asc
+      ? await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} AND position > ${from} ORDER BY position LIMIT ${query.limit + 1}`
+      : await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} AND position < ${from} ORDER BY position DESC LIMIT ${query.limit + 1}`;
+    return { items: rows.slice(0, query.limit).map((r: { item: string }) => JSON.parse(r.item)), hasMore: rows.length > query.limit };
   }
 
   async delete(keyId: string, id: string): Promise<boolean> {

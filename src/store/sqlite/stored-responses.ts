@@ -1,6 +1,16 @@
 /** Stored responses in SQLite (see the port: gateway/responses/stored-response-repository.ts). */
 import type { Database } from "bun:sqlite";
-import { itemsOf, type JsonObject, type StoredResponse, type StoredResponseRepository, type StoredResponseStats } from "../../gateway/responses/stored-response-repository";
+import {
+  itemIdOf,
+  itemsOf,
+  listLength,
+  type InputItemsPage,
+  type InputItemsQuery,
+  type JsonObject,
+  type StoredResponse,
+  type StoredResponseRepository,
+  type StoredResponseStats,
+} from "../../gateway/responses/stored-response-repository";
 import { GroupCommit } from "../group-commit";
 
 interface Row {
@@ -31,6 +41,7 @@ export class SqliteStoredResponses implements StoredResponseRepository {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertItem = this.db.query("INSERT OR IGNORE INTO stored_items (key_id, item_id, response_id, item) VALUES (?, ?, ?, ?)");
+    const insertInput = this.db.query("INSERT INTO stored_input_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)");
     // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
     // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
     // the WAL is written in order. One fsync per batch of requests instead of two.
@@ -40,8 +51,10 @@ export class SqliteStoredResponses implements StoredResponseRepository {
       this.db.transaction(() => {
         for (const r of batch) {
           const response = JSON.stringify(r.response);
-          const input = JSON.stringify(r.inputItems);
-          insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, input, response.length + input.length);
+          const inputs = r.inputItems.map((item) => JSON.stringify(item));
+          insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, "[]", response.length + listLength(inputs));
+          // Input items one row each, in order: their list is read a page at a time.
+          inputs.forEach((item, i) => insertInput.run(r.id, i, itemIdOf(r.inputItems[i]), item));
           // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
           for (const item of itemsOf(r)) insertItem.run(r.keyId, item.id as string, r.id, JSON.stringify(item));
         }
@@ -53,7 +66,30 @@ export class SqliteStoredResponses implements StoredResponseRepository {
 
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const row = this.db.query("SELECT * FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as Row | null;
-    return row ? fromRow(row) : null;
+    if (!row) return null;
+    const inputs = this.db.query("SELECT item FROM stored_input_items WHERE response_id = ? ORDER BY position").all(id) as Array<{ item: string }>;
+    return { ...fromRow(row), inputItems: inputs.map((r) => JSON.parse(r.item)) };
+  }
+
+  async inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null> {
+    // The columns read come before the response's text in the row: its (possibly large) text is not read.
+    if (!this.db.query("SELECT 1 FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now)) return null;
+    const asc = query.order === "asc";
+    let from = asc ? -1 : Number.MAX_SAFE_INTEGER;
+    if (query.after !== null) {
+      // The first of that id in the order asked for, as a list read whole would find it.
+      const at = this.db.query(`SELECT ${asc ? "min" : "max"}(position) AS p FROM stored_input_items WHERE response_id = ? AND item_id = ?`).get(id, query.after) as { p: number | null };
+      if (at.p === null) return "after_not_found";
+      from = at.p;
+    }
+    const rows = this.db
+      .query(
+        asc
+          ? "SELECT item FROM stored_input_items WHERE response_id = ? AND position > ? ORDER BY position LIMIT ?"
+          : "SELECT item FROM stored_input_items WHERE response_id = ? AND position < ? ORDER BY position DESC LIMIT ?",
+      )
+      .all(id, from, query.limit + 1) as Array<{ item: string }>;
+    return { items: rows.slice(0, query.limit).map((r) => JSON.parse(r.item)), hasMore: rows.length > query.limit };
   }
 
   async delete(keyId: string, id: string): Promise<boolean> {
