@@ -96,6 +96,43 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
       }
     });
 
+    test("put with limits: past a key's count or bytes its oldest go (items along), never the one just put, other keys untouched", async () => {
+      const fx = await make();
+      try {
+        const other = response("k2", { createdAt: 1 });
+        await fx.repo.put(other);
+        const puts = Array.from({ length: 5 }, (_, i) => response("k1", { createdAt: 1_000 + i }));
+        for (const r of puts) await fx.repo.put(r, { responses: 3, bytes: 0 });
+        const live = async (rs: StoredResponse[]) => (await Promise.all(rs.map((r) => fx.repo.get(r.keyId, r.id, 2_000)))).map((r) => r !== null);
+        expect(await live(puts)).toEqual([false, false, true, true, true]);
+        expect((await fx.repo.items("k1", [`msg_${puts[0]!.id}`, `in_${puts[1]!.id}`], 2_000)).size).toBe(0);
+        expect(await fx.repo.inputItems("k1", puts[0]!.id, 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        expect((await fx.repo.stats("k1")).responses).toBe(3);
+        expect(await live([other])).toEqual([true]);
+
+        // Bytes: a limit of about two responses keeps the newest two; one response alone over it is still kept.
+        const size = (await fx.repo.stats("k1")).bytes / 3;
+        const next = response("k1", { createdAt: 2_000 });
+        await fx.repo.put(next, { responses: 0, bytes: Math.floor(size * 2.5) });
+        expect(await live([...puts.slice(2), next])).toEqual([false, false, true, true]);
+        const big = response("k1", { createdAt: 3_000, inputItems: [{ id: `in_big`, type: "message", role: "user", content: [{ type: "input_text", text: "x".repeat(10_000) }] }] });
+        await fx.repo.put(big, { responses: 0, bytes: 1_000 });
+        expect(await live([puts[4]!, next, big])).toEqual([false, false, true]);
+        expect(await fx.repo.stats("k1")).toEqual({ responses: 1, bytes: (await fx.repo.get("k1", big.id, 2_000))!.bytes! });
+
+        // Without limits, nothing goes.
+        for (let i = 0; i < 3; i++) await fx.repo.put(response("k1", { createdAt: 4_000 + i }));
+        expect((await fx.repo.stats("k1")).responses).toBe(4);
+        // Deletes and the purge keep the counts true.
+        await fx.repo.delete("k1", big.id);
+        expect((await fx.repo.stats("k1")).responses).toBe(3);
+        await fx.repo.put(response("k1", { createdAt: 5_000 }), { responses: 2, bytes: 0 });
+        expect((await fx.repo.stats("k1")).responses).toBe(2);
+      } finally {
+        await fx.close();
+      }
+    });
+
     test("delete is per key and takes the response's items along", async () => {
       const fx = await make();
       try {

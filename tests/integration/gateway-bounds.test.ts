@@ -218,3 +218,25 @@ describe("stored input items are read a page at a time", () => {
     }
   });
 });
+
+describe("what one key may keep", () => {
+  test("past GANTRY_STORED_RESPONSES_PER_KEY the key's oldest responses go; other keys keep theirs", async () => {
+    const capped = await startGantry({ config: { upstreamUrl: upstream.url, storedResponsesPerKey: 3 } });
+    try {
+      const [a, b] = [await capped.createKey(), await capped.createKey()];
+      const keep = async (key: string) => ((await (await fetch(`${capped.url}/v1/responses`, authed(key, { model: "m", input: "hi" }))).json()) as any).id as string;
+      const bs = [await keep(b)];
+      const as: string[] = [];
+      for (let i = 0; i < 5; i++) as.push(await keep(a));
+      bs.push(await keep(b));
+      const status = async (key: string, id: string) => (await fetch(`${capped.url}/v1/responses/${id}`, authed(key))).status;
+      expect(await Promise.all(as.map((id) => status(a, id)))).toEqual([404, 404, 200, 200, 200]);
+      expect(await Promise.all(bs.map((id) => status(b, id)))).toEqual([200, 200]);
+      // The oldest kept one can be continued; the evicted one cannot.
+      const gone = await errorOf(await fetch(`${capped.url}/v1/responses`, authed(a, { model: "m", input: "x", previous_response_id: as[0] })));
+      expect(gone.code).toBe("previous_response_not_found");
+    } finally {
+      await capped.stop();
+    }
+  });
+});

@@ -47,8 +47,18 @@ export interface InputItemsQuery {
 /** A page of input items, or `after_not_found` when the response has no item of the `after` id. */
 export type InputItemsPage = { items: JsonObject[]; hasMore: boolean } | "after_not_found";
 
+/**
+ * What one key may keep, in responses and in bytes (as `put` measures them); 0 is no limit. Past either, the key's
+ * oldest responses are removed, in the same commit as the put, until it is within both again. A put never removes
+ * what it stores: the response just kept can always be continued, even when it alone is over the byte limit.
+ */
+export interface KeepLimits {
+  responses: number;
+  bytes: number;
+}
+
 export interface StoredResponseRepository {
-  put(response: StoredResponse): Promise<void>;
+  put(response: StoredResponse, limits?: KeepLimits): Promise<void>;
   /** The key's live response, or null (unknown, expired, deleted, or another key's). */
   get(keyId: string, id: string, now: number): Promise<StoredResponse | null>;
   /**
@@ -90,4 +100,58 @@ export function listLength(items: string[]): number {
 /** An item's id as its input row names it (items are stored with ids; '' for one that has none). */
 export function itemIdOf(item: JsonObject): string {
   return item !== null && typeof item === "object" && typeof item.id === "string" ? item.id : "";
+}
+
+/** Whether a key's totals are over its limits (0: no limit). */
+export function overLimits(totals: { responses: number; bytes: number }, limits: KeepLimits): boolean {
+  return (limits.responses > 0 && totals.responses > limits.responses) || (limits.bytes > 0 && totals.bytes > limits.bytes);
+}
+
+/**
+ * Eviction, one page of a key's oldest responses at a time (pure; every backend runs it after a put): which of the
+ * page go, so the key is within its limits again, stopping at one the put just stored. `more` says whether to read
+ * the next page (the key is still over, and this page was removed whole).
+ */
+/**
+ * Eviction, once a key is over a limit, takes it a little under (a 64th of the limit, at most 64 responses): a key
+ * at its limit then pays for eviction once every few dozen puts, on old rows that sit together, not a delete at
+ * every put.
+ */
+function evictionTarget(limits: KeepLimits): KeepLimits {
+  return {
+    responses: limits.responses > 0 ? limits.responses - Math.min(64, Math.floor(limits.responses / 64)) : 0,
+    bytes: limits.bytes > 0 ? limits.bytes - Math.floor(limits.bytes / 64) : 0,
+  };
+}
+
+/** How many of a key's oldest responses to read for the next step of eviction: what it has too many, 1 to 128. */
+export function evictionPageSize(totals: { responses: number }, limits: KeepLimits): number {
+  const target = evictionTarget(limits);
+  const over = target.responses > 0 ? totals.responses - target.responses : 0;
+  return Math.min(128, Math.max(1, over));
+}
+
+/**
+ * Eviction, one page of a key's oldest responses at a time (pure; every backend runs it after a put, when the key
+ * is over a limit): which of the page go, so the key is within the eviction target again, stopping at one the put
+ * just stored. `more` says whether to read the next page (still over, and this page was removed whole).
+ */
+export function evictionOf(
+  totals: { responses: number; bytes: number },
+  limits: KeepLimits,
+  fresh: ReadonlySet<string>,
+  page: ReadonlyArray<{ id: string; bytes: number }>,
+): { remove: string[]; totals: { responses: number; bytes: number }; more: boolean } {
+  const target = evictionTarget(limits);
+  const remove: string[] = [];
+  let { responses, bytes } = totals;
+  for (const row of page) {
+    if (!overLimits({ responses, bytes }, target)) break;
+    if (fresh.has(row.id)) return { remove, totals: { responses, bytes }, more: false };
+    remove.push(row.id);
+    responses--;
+    bytes -= row.bytes;
+  }
+  const still = overLimits({ responses, bytes }, target);
+  return { remove, totals: { responses, bytes }, more: still && remove.length === page.length && page.length > 0 };
 }

@@ -264,6 +264,30 @@ const V9 = `
   UPDATE stored_responses SET input_items = '[]' WHERE input_items <> '[]';
 `;
 
+/** 10: what each key keeps, counted by triggers, and its responses by age (as SQLite's migration 16). */
+const V10 = `
+  CREATE TABLE stored_response_totals (
+    key_id    TEXT PRIMARY KEY,
+    responses BIGINT NOT NULL,
+    bytes     BIGINT NOT NULL
+  );
+  INSERT INTO stored_response_totals (key_id, responses, bytes)
+    SELECT key_id, count(*), sum(bytes) FROM stored_responses GROUP BY key_id;
+  CREATE FUNCTION gantry_stored_response_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO stored_response_totals (key_id, responses, bytes) VALUES (NEW.key_id, 1, NEW.bytes)
+        ON CONFLICT (key_id) DO UPDATE SET responses = stored_response_totals.responses + 1, bytes = stored_response_totals.bytes + EXCLUDED.bytes;
+      RETURN NEW;
+    END IF;
+    UPDATE stored_response_totals SET responses = responses - 1, bytes = bytes - OLD.bytes WHERE key_id = OLD.key_id;
+    RETURN OLD;
+  END $$;
+  CREATE TRIGGER stored_response_totals_changed AFTER INSERT OR DELETE ON stored_responses
+    FOR EACH ROW EXECUTE FUNCTION gantry_stored_response_totals();
+  CREATE INDEX stored_responses_key_age ON stored_responses (key_id, created_at, id, bytes);
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,11 +1,15 @@
 /** Stored responses in PostgreSQL (see the port: gateway/responses/stored-response-repository.ts). */
 import type { SQL } from "bun";
 import {
+  evictionOf,
+  evictionPageSize,
   itemIdOf,
+  overLimits,
   itemsOf,
   listLength,
   type InputItemsPage,
   type InputItemsQuery,
+  type KeepLimits,
   type JsonObject,
   type StoredResponse,
   type StoredResponseRepository,
@@ -14,6 +18,30 @@ import {
 import { num } from "./db";
 import { GroupCommit } from "../group-commit";
 
+interface Put {
+  r: StoredResponse;
+  limits: KeepLimits | undefined;
+}
+
+/** Holds each key of the batch to its limits, in the batch's transaction: its oldest go, never one this batch stored. */
+async function evict(tx: SQL, puts: Put[]): Promise<void> {
+  const limitsOf = new Map<string, KeepLimits>();
+  for (const p of puts) if (p.limits) limitsOf.set(p.r.keyId, p.limits);
+  const fresh = new Set(puts.map((p) => p.r.id));
+  for (const [keyId, limits] of limitsOf) {
+    const [row] = await tx`SELECT responses, bytes FROM stored_response_totals WHERE key_id = ${keyId}`;
+    if (!row) continue;
+    let totals = { responses: num(row.responses), bytes: num(row.bytes) };
+    if (!overLimits(totals, limits)) continue;
+    for (let more = true; more; ) {
+      const page = await tx`SELECT id, bytes FROM stored_responses WHERE key_id = ${keyId} ORDER BY created_at, id LIMIT ${evictionPageSize(totals, limits)}`;
+      const step = evictionOf(totals, limits, fresh, page.map((r: { id: string; bytes: unknown }) => ({ id: r.id, bytes: num(r.bytes) })));
+      if (step.remove.length > 0) await tx`DELETE FROM stored_responses WHERE id IN ${tx(step.remove)}`;
+      ({ totals, more } = step);
+    }
+  }
+}
+
 /** Rows per INSERT: four parameters a row stays well under PostgreSQL's 65,535 per statement. */
 const INSERT_ROWS = 5000;
 
@@ -21,13 +49,14 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   constructor(private readonly sql: SQL) {}
 
   /** Responses that end together are committed together, each caller answered after its batch committed. */
-  private readonly writer = new GroupCommit<StoredResponse>((batch) => this.writeBatch(batch));
+  private readonly writer = new GroupCommit<Put>((batch) => this.writeBatch(batch));
 
-  put(r: StoredResponse): Promise<void> {
-    return this.writer.add(r);
+  put(r: StoredResponse, limits?: KeepLimits): Promise<void> {
+    return this.writer.add({ r, limits });
   }
 
-  private async writeBatch(batch: StoredResponse[]): Promise<void> {
+  private async writeBatch(puts: Put[]): Promise<void> {
+    const batch = puts.map((p) => p.r);
     const inputs: Array<{ response_id: string; position: number; item_id: string; item: string }> = [];
     const rows = batch.map((r) => {
       const response = JSON.stringify(r.response);
@@ -47,6 +76,7 @@ export class PostgresStoredResponses implements StoredResponseRepository {
       for (let at = 0; at < inputs.length; at += INSERT_ROWS) {
         await tx`INSERT INTO stored_input_items ${tx(inputs.slice(at, at + INSERT_ROWS))} ON CONFLICT (response_id, position) DO NOTHING`;
       }
+      await evict(tx, puts);
     });
   }
 

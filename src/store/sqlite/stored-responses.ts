@@ -1,11 +1,15 @@
 /** Stored responses in SQLite (see the port: gateway/responses/stored-response-repository.ts). */
 import type { Database } from "bun:sqlite";
 import {
+  evictionOf,
+  evictionPageSize,
   itemIdOf,
+  overLimits,
   itemsOf,
   listLength,
   type InputItemsPage,
   type InputItemsQuery,
+  type KeepLimits,
   type JsonObject,
   type StoredResponse,
   type StoredResponseRepository,
@@ -25,17 +29,23 @@ interface Row {
   bytes: number;
 }
 
+interface Put {
+  r: StoredResponse;
+  limits: KeepLimits | undefined;
+}
+
 export class SqliteStoredResponses implements StoredResponseRepository {
   constructor(private readonly db: Database) {}
 
   /** Responses that end together are committed together: one fsync for the batch, each caller answered after it. */
-  private readonly writer = new GroupCommit<StoredResponse>((batch) => this.writeBatch(batch));
+  private readonly writer = new GroupCommit<Put>((batch) => this.writeBatch(batch));
 
-  put(r: StoredResponse): Promise<void> {
-    return this.writer.add(r);
+  put(r: StoredResponse, limits?: KeepLimits): Promise<void> {
+    return this.writer.add({ r, limits });
   }
 
-  private writeBatch(batch: StoredResponse[]): void {
+  private writeBatch(puts: Put[]): void {
+    const batch = puts.map((p) => p.r);
     const insert = this.db.query(
       `INSERT INTO stored_responses (id, key_id, previous_id, model, created_at, expires_at, response, input_items, bytes)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -58,9 +68,30 @@ export class SqliteStoredResponses implements StoredResponseRepository {
           // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
           for (const item of itemsOf(r)) insertItem.run(r.keyId, item.id as string, r.id, JSON.stringify(item));
         }
+        this.evict(puts);
       })();
     } finally {
       if (relax) this.db.exec("PRAGMA synchronous = FULL");
+    }
+  }
+
+  /** Holds each key of the batch to its limits: its oldest responses go, never one this batch stored. */
+  private evict(puts: Put[]): void {
+    const limitsOf = new Map<string, KeepLimits>();
+    for (const p of puts) if (p.limits) limitsOf.set(p.r.keyId, p.limits);
+    if (limitsOf.size === 0) return;
+    const fresh = new Set(puts.map((p) => p.r.id));
+    const totalsOf = this.db.query("SELECT responses, bytes FROM stored_response_totals WHERE key_id = ?");
+    const oldest = this.db.query("SELECT id, bytes FROM stored_responses WHERE key_id = ? ORDER BY created_at, id LIMIT ?");
+    const remove = this.db.query("DELETE FROM stored_responses WHERE id = ?");
+    for (const [keyId, limits] of limitsOf) {
+      let totals = totalsOf.get(keyId) as { responses: number; bytes: number } | null;
+      if (!totals || !overLimits(totals, limits)) continue;
+      for (let more = true; more; ) {
+        const step = evictionOf(totals, limits, fresh, oldest.all(keyId, evictionPageSize(totals, limits)) as Array<{ id: string; bytes: number }>);
+        for (const id of step.remove) remove.run(id);
+        ({ totals, more } = step);
+      }
     }
   }
 

@@ -10,7 +10,7 @@ export default `
     item_id     TEXT NOT NULL,
     item        TEXT NOT NULL,
     PRIMARY KEY (response_id, position)
-  );
+  ) WITHOUT ROWID;
   CREATE INDEX stored_input_items_id ON stored_input_items (response_id, item_id);
   INSERT INTO stored_input_items (response_id, position, item_id, item)
     SELECT r.id, CAST(j.key AS INTEGER), CAST(COALESCE(json_extract(j.value, '$.id'), '') AS TEXT), j.value
