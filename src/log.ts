@@ -80,6 +80,38 @@ function isoNow(): string {
 
 let sharedStdout: ((line: string) => void) | null = null;
 
+/**
+ * The longest a logged value may be, in characters. Many values come from callers (a model name, an id, an
+ * upstream's error body, a URL); a log line must not grow with them: one 15 MB value per refused request fills a
+ * disk in minutes. Every field of every line is held to this, whoever logs it.
+ */
+export const MAX_LOGGED_CHARS = 4096;
+
+/** `text` cut to `max` characters, saying how much was left out. */
+export function clip(text: string, max = MAX_LOGGED_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…(${text.length - max} more chars)`;
+}
+
+/**
+ * The fields with every value held to MAX_LOGGED_CHARS (objects by their JSON text). The same object when none is
+ * longer: the usual line costs a look at each field and no copy.
+ */
+function boundedFields(fields: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | null = null;
+  for (const k in fields) {
+    const v = fields[k];
+    let cut: string | null = null;
+    if (typeof v === "string") {
+      if (v.length > MAX_LOGGED_CHARS) cut = clip(v);
+    } else if (v !== null && typeof v === "object") {
+      const json = JSON.stringify(v) ?? "";
+      if (json.length > MAX_LOGGED_CHARS) cut = clip(json);
+    }
+    if (cut !== null) (out ??= { ...fields })[k] = cut;
+  }
+  return out ?? fields;
+}
+
 export function createLogger(
   level: LogLevel,
   write: (line: string) => void = (sharedStdout ??= bufferedStdout()),
@@ -88,6 +120,7 @@ export function createLogger(
   const min = RANK[level];
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;
+    if (fields !== undefined) fields = boundedFields(fields);
     const time = isoNow();
     if (pretty) {
       const rest = fields ? " " + Object.entries(fields).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ") : "";

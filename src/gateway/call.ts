@@ -14,6 +14,7 @@ import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "./usage/settle"
 import type { ResponsesUsage } from "./responses-types";
 import { UpstreamRefusal } from "./upstream/upstream-errors";
 import { knownError } from "../store/storage-errors";
+import { modelNameProblem } from "./limits/model-match";
 
 const MAX_FAILURE_DELAY_MS = 5000;
 
@@ -117,6 +118,20 @@ export class GatewayCall {
     const bound = this.lease?.key.key.maxTokens ?? null;
     if (bound === null || typeof request.max_output_tokens === "number") return request;
     return { ...request, max_output_tokens: bound };
+  }
+
+  /**
+   * The same bound for a raw passthrough body, which goes upstream as the caller's text: the field is added to that
+   * text (after its last member, the rest byte for byte) when the request set none; a caller's `null` is replaced,
+   * which takes serialising the body again. A larger value than the bound was refused at admission.
+   */
+  boundRawText(body: Record<string, unknown>, text: string): string {
+    const bound = this.lease?.key.key.maxTokens ?? null;
+    if (bound === null || typeof body.max_output_tokens === "number") return text;
+    if (Object.hasOwn(body, "max_output_tokens")) return JSON.stringify({ ...body, max_output_tokens: bound });
+    // The text is one JSON object with at least `model` in it: its last `}` closes it, after a member.
+    const end = text.lastIndexOf("}");
+    return `${text.slice(0, end)},"max_output_tokens":${bound}${text.slice(end)}`;
   }
 
   /** Set by a streamed reply's body when the server first pulls it (the body's own code then settles the call). */
@@ -295,7 +310,22 @@ export function requireModel(body: Record<string, unknown>): string {
   if (typeof model !== "string" || model.trim() === "") {
     throw new AppError("invalid_request", "'model' is required and must be a non-empty string.", { param: "model" });
   }
+  // Before the name is matched, logged or quoted in an error: a caller's 15 MB name stays out of both.
+  const problem = modelNameProblem(model);
+  if (problem !== null) throw new AppError("invalid_request", `'model' ${problem}.`, { param: "model", rawCode: "invalid_model" });
   return model;
+}
+
+/**
+ * A list field holds at most `max` entries (GANTRY_MAX_INPUT_ITEMS): checked once the body is parsed, before any
+ * entry is looked at. Half a million tiny items cost seconds of the one event loop to check, rewrite, id and
+ * keep, all before the upstream refused them.
+ */
+export function checkItemCount(body: Record<string, unknown>, field: string, max: number): void {
+  const v = body[field];
+  if (Array.isArray(v) && v.length > max) {
+    throw new AppError("invalid_request", `'${field}' has ${v.length} entries, above the limit of ${max}.`, { param: field, rawCode: "too_many_items" });
+  }
 }
 
 export function optionalCount(body: Record<string, unknown>, field: string): number | null {

@@ -30,7 +30,7 @@ export interface CallDeps {
 }
 
 export interface GatewayDeps extends CallDeps {
-  config: Pick<Config, "maxBodyBytes" | "keepAliveSeconds" | "storedResponsesDays" | "maxUpstreamEventBytes">;
+  config: Pick<Config, "maxBodyBytes" | "maxInputItems" | "keepAliveSeconds" | "storedResponsesDays" | "storedResponsesPerKey" | "storedBytesPerKey" | "maxUpstreamEventBytes">;
   /** Responses kept for their callers. */
   responses: StoredResponseRepository;
   normalizeOptions: NormalizeOptions;

@@ -34,7 +34,7 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
       try {
         const r = response("k1", { previousId: "resp_before" });
         await fx.repo.put(r);
-        expect(await fx.repo.get("k1", r.id, 2_000)).toEqual(r);
+        expect(await fx.repo.get("k1", r.id, 2_000)).toEqual({ ...r, bytes: JSON.stringify(r.response).length + JSON.stringify(r.inputItems).length });
         expect(await fx.repo.get("k2", r.id, 2_000)).toBeNull();
         expect(await fx.repo.get("k1", r.id, 10_000)).toBeNull();
         const items = await fx.repo.items("k1", [`msg_${r.id}`, `in_${r.id}`, "nope"], 2_000);
@@ -43,6 +43,91 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
         expect((await fx.repo.items("k2", [`msg_${r.id}`], 2_000)).size).toBe(0);
         expect((await fx.repo.items("k1", [`msg_${r.id}`], 10_000)).size).toBe(0);
         expect((await fx.repo.items("k1", [], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("itemSizes: the byte length of each live item's stored JSON, by id, for the key only", async () => {
+      const fx = await make();
+      try {
+        const r = response("k1", { inputItems: [{ id: "in_sized", type: "message", role: "user", content: [{ type: "input_text", text: "h\u00e9llo" }] }] });
+        await fx.repo.put(r);
+        const sizes = await fx.repo.itemSizes("k1", ["in_sized", "in_sized", `msg_${r.id}`, "nope"], 2_000);
+        expect([...sizes.keys()].sort()).toEqual(["in_sized", `msg_${r.id}`].sort());
+        expect(sizes.get("in_sized")).toBe(Buffer.byteLength(JSON.stringify(r.inputItems[0])));
+        expect(sizes.get(`msg_${r.id}`)).toBe(Buffer.byteLength(JSON.stringify((r.response.output as any)[0])));
+        expect((await fx.repo.itemSizes("k2", ["in_sized"], 2_000)).size).toBe(0);
+        expect((await fx.repo.itemSizes("k1", ["in_sized"], 10_000)).size).toBe(0);
+        expect((await fx.repo.itemSizes("k1", [], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("inputItems: a page by position, either order, after an id, has_more; null for another key's or an expired response", async () => {
+      const fx = await make();
+      try {
+        const inputItems = Array.from({ length: 250 }, (_, i) => ({ id: `in_${i}`, type: "message", role: "user", content: [{ type: "input_text", text: `t${i}` }] }));
+        const r = response("k1", { inputItems });
+        await fx.repo.put(r);
+        const ids = (page: any) => page.items.map((it: any) => it.id);
+        const all = (from: number, to: number) => inputItems.slice(from, to).map((it) => it.id);
+        expect(ids(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 3, order: "asc", after: null }))).toEqual(all(0, 3));
+        const desc = await fx.repo.inputItems("k1", r.id, 2_000, { limit: 2, order: "desc", after: null });
+        expect(ids(desc)).toEqual(["in_249", "in_248"]);
+        expect((desc as any).hasMore).toBe(true);
+        expect(ids(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 100, order: "asc", after: "in_199" }))).toEqual(all(200, 250));
+        const last = await fx.repo.inputItems("k1", r.id, 2_000, { limit: 50, order: "asc", after: "in_199" });
+        expect((last as any).hasMore).toBe(false);
+        expect(ids(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 2, order: "desc", after: "in_10" }))).toEqual(["in_9", "in_8"]);
+        expect((await fx.repo.inputItems("k1", r.id, 2_000, { limit: 5, order: "desc", after: "in_0" })) as any).toEqual({ items: [], hasMore: false });
+        expect(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 5, order: "asc", after: "nope" })).toBe("after_not_found");
+        expect((await fx.repo.inputItems("k1", r.id, 2_000, { limit: 1, order: "asc", after: null }) as any).items[0]).toEqual(inputItems[0]);
+        expect(await fx.repo.inputItems("k2", r.id, 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        expect(await fx.repo.inputItems("k1", r.id, 10_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        expect(await fx.repo.inputItems("k1", "resp_nope", 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        // The whole response still reads back with its items in order.
+        expect((await fx.repo.get("k1", r.id, 2_000))?.inputItems).toEqual(inputItems);
+        await fx.repo.delete("k1", r.id);
+        expect(await fx.repo.inputItems("k1", r.id, 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("put with limits: past a key's count or bytes its oldest go (items along), never the one just put, other keys untouched", async () => {
+      const fx = await make();
+      try {
+        const other = response("k2", { createdAt: 1 });
+        await fx.repo.put(other);
+        const puts = Array.from({ length: 5 }, (_, i) => response("k1", { createdAt: 1_000 + i }));
+        for (const r of puts) await fx.repo.put(r, { responses: 3, bytes: 0 });
+        const live = async (rs: StoredResponse[]) => (await Promise.all(rs.map((r) => fx.repo.get(r.keyId, r.id, 2_000)))).map((r) => r !== null);
+        expect(await live(puts)).toEqual([false, false, true, true, true]);
+        expect((await fx.repo.items("k1", [`msg_${puts[0]!.id}`, `in_${puts[1]!.id}`], 2_000)).size).toBe(0);
+        expect(await fx.repo.inputItems("k1", puts[0]!.id, 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        expect((await fx.repo.stats("k1")).responses).toBe(3);
+        expect(await live([other])).toEqual([true]);
+
+        // Bytes: a limit of about two responses keeps the newest two; one response alone over it is still kept.
+        const size = (await fx.repo.stats("k1")).bytes / 3;
+        const next = response("k1", { createdAt: 2_000 });
+        await fx.repo.put(next, { responses: 0, bytes: Math.floor(size * 2.5) });
+        expect(await live([...puts.slice(2), next])).toEqual([false, false, true, true]);
+        const big = response("k1", { createdAt: 3_000, inputItems: [{ id: `in_big`, type: "message", role: "user", content: [{ type: "input_text", text: "x".repeat(10_000) }] }] });
+        await fx.repo.put(big, { responses: 0, bytes: 1_000 });
+        expect(await live([puts[4]!, next, big])).toEqual([false, false, true]);
+        expect(await fx.repo.stats("k1")).toEqual({ responses: 1, bytes: (await fx.repo.get("k1", big.id, 2_000))!.bytes! });
+
+        // Without limits, nothing goes.
+        for (let i = 0; i < 3; i++) await fx.repo.put(response("k1", { createdAt: 4_000 + i }));
+        expect((await fx.repo.stats("k1")).responses).toBe(4);
+        // Deletes and the purge keep the counts true.
+        await fx.repo.delete("k1", big.id);
+        expect((await fx.repo.stats("k1")).responses).toBe(3);
+        await fx.repo.put(response("k1", { createdAt: 5_000 }), { responses: 2, bytes: 0 });
+        expect((await fx.repo.stats("k1")).responses).toBe(2);
       } finally {
         await fx.close();
       }

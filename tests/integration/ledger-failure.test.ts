@@ -58,6 +58,9 @@ test("unrecorded answers are withheld, collected or streamed, on both endpoints;
     expect(streamed.at(-1)).toMatchObject({ type: "response.failed", response: { error: { code: "service_unavailable" } } });
     // Opened as every Responses stream is, though the whole answer came with its end (SDKs expect it first).
     expect(streamed[0].type).toBe("response.created");
+    // The failure does not carry the answer it withholds (its snapshot was the terminal response, output and all).
+    expect(streamed.at(-1).response.output).toEqual([]);
+    expect(JSON.stringify(streamed.at(-1))).not.toContain("an answer");
   });
 
   await whileLedgerFails(async () => {

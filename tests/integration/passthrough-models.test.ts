@@ -65,6 +65,33 @@ describe("raw passthrough", () => {
     upstream.setScenario();
   });
 
+  test("the key's max-tokens bound holds in raw mode: sent when the body has none (or null), a larger value refused", async () => {
+    const key = await g.createKey({ maxTokens: 50 });
+    const text = `{"model":"demo-mini","stream":true,"input":"x","custom_field":{"a":1}}\n`;
+    const cases: Array<[string, unknown]> = [
+      [text, { ...JSON.parse(text), max_output_tokens: 50 }],
+      [`{"model":"demo-mini","input":"x","max_output_tokens":null}`, { model: "demo-mini", input: "x", max_output_tokens: 50 }],
+      [`{"model":"demo-mini","input":"x","max_output_tokens":20}`, { model: "demo-mini", input: "x", max_output_tokens: 20 }],
+    ];
+    for (const [body, sent] of cases) {
+      const n = upstream.requests.length;
+      const res = await fetch(`${g.url}/v1/responses`, { method: "POST", headers: { authorization: `Bearer ${key}`, ...raw }, body });
+      expect(res.status).toBe(200);
+      await res.text();
+      expect(upstream.requests[n]!.body).toEqual(sent);
+    }
+    const n = upstream.requests.length;
+    const over = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", input: "x", max_output_tokens: 51 }, raw));
+    expect(over.status).toBe(400);
+    expect((await over.json()).error).toMatchObject({ code: "max_tokens_exceeded", param: "max_output_tokens" });
+    expect(upstream.requests.length).toBe(n);
+    // Without a bound on the key, the body goes as it came.
+    const free = await g.createKey();
+    const res = await fetch(`${g.url}/v1/responses`, { method: "POST", headers: { authorization: `Bearer ${free}`, ...raw }, body: text });
+    await res.text();
+    expect(upstream.requests.at(-1)!.body).toEqual(JSON.parse(text));
+  });
+
   test("admission applies in raw mode too", async () => {
     const key = await g.createKey({ modelMode: "allow", models: ["other"] });
     const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "demo-mini", input: "x" }, raw));

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { canTake, createBucket, msUntilFull, msUntilToken, resize, take } from "../../src/gateway/limits/token-bucket";
 import { costOf, quotaExhausted } from "../../src/gateway/limits/quota";
-import { compileModelPermission } from "../../src/gateway/limits/model-match";
+import { MAX_MODEL_NAME, compileModelPermission, modelNameProblem } from "../../src/gateway/limits/model-match";
 import { DAY_MS, InProcessLimiter, MINUTE_MS } from "../../src/gateway/limits/limiter";
 
 describe("token bucket", () => {
@@ -67,6 +67,21 @@ describe("model permission", () => {
     expect(compileModelPermission(null, [])("anything")).toBe(true);
     // Regex metacharacters in ids are literal
     expect(compileModelPermission("allow", ["a.b"])("axb")).toBe(false);
+  });
+
+  test("names and patterns compare in lower case: a deny list is not bypassed by case", () => {
+    const deny = compileModelPermission("deny", ["gpt-5*", "Demo-Large"]);
+    for (const m of ["GPT-5.4", "Gpt-5", "demo-large", "DEMO-LARGE"]) expect(deny(m)).toBe(false);
+    expect(compileModelPermission("allow", ["GPT-4.1-mini*"])("gpt-4.1-mini-x")).toBe(true);
+  });
+
+  test("model names: ASCII letters, digits and . _ - : / @ +, at most 256, no empty, . or .. segment", () => {
+    for (const ok of ["gpt-5.4", "ft:gpt-4o:org:x", "openai/gpt-oss-120b", "claude@2024+1", "a".repeat(MAX_MODEL_NAME), "v1.5..2"]) {
+      expect(modelNameProblem(ok)).toBeNull();
+    }
+    for (const bad of ["", "a".repeat(MAX_MODEL_NAME + 1), " gpt", "gpt\t", "gpt-5.\u043e", "\uff47pt", "a/../b", "../b", "a/..", "a/./b", "a//b", "/a", "a/", "a b", "a\u0000", "a%2e"]) {
+      expect(modelNameProblem(bad)).not.toBeNull();
+    }
   });
 });
 

@@ -41,3 +41,21 @@ describe("log lines", () => {
     expect(parsed[2]).toMatchObject({ route: 'odd "route"', method: "OTHER", status: 404 });
   });
 });
+
+describe("bounded log values", () => {
+  test("every field of a line is cut to MAX_LOGGED_CHARS, strings and objects alike; short fields go as they are", async () => {
+    const { MAX_LOGGED_CHARS } = await import("../../src/log");
+    const { lines, log } = capture();
+    const long = "x".repeat(1024 * 1024);
+    log.warn("refused", { model: long, detail: { body: long }, keyId: "k1", n: 3 });
+    expect(lines[0]!.length).toBeLessThan(2 * MAX_LOGGED_CHARS + 200);
+    const parsed = JSON.parse(lines[0]!);
+    expect(parsed.model.startsWith("x".repeat(MAX_LOGGED_CHARS))).toBe(true);
+    expect(parsed.model).toContain(`(${1024 * 1024 - MAX_LOGGED_CHARS} more chars)`);
+    expect(typeof parsed.detail).toBe("string");
+    expect(parsed).toMatchObject({ keyId: "k1", n: 3 });
+    const pretty: string[] = [];
+    createLogger("debug", (l) => pretty.push(l), true).error("x", { model: long });
+    expect(pretty[0]!.length).toBeLessThan(MAX_LOGGED_CHARS + 200);
+  });
+});

@@ -68,24 +68,41 @@ function asItems(input: unknown): JsonObject[] {
   return Array.isArray(input) ? (input as JsonObject[]) : [];
 }
 
+/**
+ * What the request made whole may be: `maxBytes` (GANTRY_MAX_BODY_BYTES) holds for what is sent upstream as for what
+ * was received, and `bodyBytes` of it are the request as it came.
+ */
+export interface ConversationBounds {
+  maxBytes: number;
+  bodyBytes: number;
+  /** The most items the whole input may have (GANTRY_MAX_INPUT_ITEMS), earlier turns included. */
+  maxItems: number;
+}
+
+function tooLarge(bytes: number, bounds: ConversationBounds, what: string, param: string): AppError {
+  return new AppError(
+    "invalid_request",
+    `The request with ${what} would be at least ${bytes} bytes, above the limit of ${bounds.maxBytes} bytes for what is sent upstream.`,
+    { param, rawCode: "request_too_large" },
+  );
+}
+
 export async function buildConversation(
   repo: StoredResponseRepository,
   keyId: string,
   body: JsonObject,
   now: number,
+  bounds: ConversationBounds,
 ): Promise<Conversation> {
   // Checked here as well as when normalised: the input made whole is always an array, whatever this turn sent.
   checkResponsesInput(body.input);
   const items = asItems(body.input);
-  const refs = items.filter((it) => it !== null && typeof it === "object" && it.type === "item_reference").map((it) => String(it.id));
-  const found = refs.length > 0 ? await repo.items(keyId, refs, now) : new Map<string, JsonObject>();
+  const found = await resolveReferences(repo, keyId, items, now, bounds);
+  let bytes = bounds.bodyBytes + found.bytes;
+  let count = items.length;
   const newItems = items.map((it) => {
     if (it === null || typeof it !== "object") return it;
-    if (it.type === "item_reference") {
-      const item = found.get(String(it.id));
-      if (!item) throw new AppError("invalid_request", `Item with id '${String(it.id).slice(0, 100)}' not found.`, { param: "input", rawCode: "item_not_found" });
-      return item;
-    }
+    if (it.type === "item_reference") return found.items.get(String(it.id))!;
     const item = canonical(it);
     return typeof item.id === "string" ? item : { id: newId(prefixOf(item)), ...item };
   });
@@ -103,8 +120,58 @@ export async function buildConversation(
     }
     earlier.push(r);
     if (earlier.length > MAX_CHAIN) throw new AppError("invalid_request", "The conversation is too long to continue.", { param: "previous_response_id" });
+    // Each turn's kept size stands for what it adds: the walk stops at the turn that makes it too large.
+    bytes += r.bytes ?? 0;
+    if (bytes > bounds.maxBytes) throw tooLarge(bytes, bounds, "the conversation it continues", "previous_response_id");
+    count += r.inputItems.length + (Array.isArray(r.response.output) ? r.response.output.length : 0);
+    if (count > bounds.maxItems) {
+      throw new AppError("invalid_request", `The conversation it continues would send more than ${bounds.maxItems} input items upstream.`, {
+        param: "previous_response_id",
+        rawCode: "too_many_items",
+      });
+    }
     id = r.previousId;
   }
   const history = earlier.reverse().flatMap((r) => [...r.inputItems, ...(Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [])]);
   return { input: [...history, ...newItems], newItems, previousId };
+}
+
+/**
+ * The items this turn's `item_reference`s name, each read once however often it is named, and what naming them adds
+ * to the request: every reference is one copy of its item in what goes upstream (and in what is kept), so the sizes
+ * are summed per reference, from the sizes as stored, before any item is read. A request whose references would make
+ * it larger than a body may be is refused there: a 700 KB request naming one item thousands of times used to be
+ * built whole, gigabytes of it.
+ */
+async function resolveReferences(
+  repo: StoredResponseRepository,
+  keyId: string,
+  items: JsonObject[],
+  now: number,
+  bounds: ConversationBounds,
+): Promise<{ items: Map<string, JsonObject>; bytes: number }> {
+  const times = new Map<string, number>();
+  for (const it of items) {
+    if (it === null || typeof it !== "object" || it.type !== "item_reference") continue;
+    const id = String(it.id);
+    times.set(id, (times.get(id) ?? 0) + 1);
+  }
+  if (times.size === 0) return { items: new Map(), bytes: 0 };
+  const ids = [...times.keys()];
+  const sizes = await repo.itemSizes(keyId, ids, now);
+  let bytes = 0;
+  for (const [id, n] of times) {
+    const size = sizes.get(id);
+    if (size === undefined) throw notFound(id);
+    bytes += size * n;
+  }
+  if (bounds.bodyBytes + bytes > bounds.maxBytes) throw tooLarge(bounds.bodyBytes + bytes, bounds, "its item_reference items in place", "input");
+  const found = await repo.items(keyId, ids, now);
+  // One that expired or was deleted between the two reads.
+  for (const id of ids) if (!found.has(id)) throw notFound(id);
+  return { items: found, bytes };
+}
+
+function notFound(id: string): AppError {
+  return new AppError("invalid_request", `Item with id '${id.slice(0, 100)}' not found.`, { param: "input", rawCode: "item_not_found" });
 }

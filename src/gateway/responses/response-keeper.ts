@@ -14,7 +14,7 @@ const DAY_MS = 86_400_000;
 
 export interface KeeperDeps {
   responses: StoredResponseRepository;
-  config: { storedResponsesDays: number };
+  config: { storedResponsesDays: number; storedResponsesPerKey: number; storedBytesPerKey: number };
   now: () => number;
 }
 
@@ -52,6 +52,16 @@ class FinishedResponse {
     const final = this.final!;
     return { ...final, output: this.whole ? final.output : this.items.filter(Boolean) } as unknown as ResponseObject;
   }
+}
+
+/**
+ * When a response was kept, in ms, strictly after the one this process kept before: a key's oldest responses are
+ * the first to go when it keeps too much, and two kept in the same millisecond must still have an order.
+ */
+let lastKeptAt = 0;
+function keptAt(now: number): number {
+  lastKeptAt = Math.max(now, lastKeptAt + 1);
+  return lastKeptAt;
 }
 
 export class ResponseKeeper {
@@ -122,10 +132,10 @@ export class ResponseKeeper {
       keyId: this.keyId,
       previousId: this.conversation.previousId,
       model: this.model,
-      createdAt: now,
+      createdAt: keptAt(now),
       expiresAt: now + this.deps.config.storedResponsesDays * DAY_MS,
       response,
       inputItems: this.conversation.newItems,
-    });
+    }, { responses: this.deps.config.storedResponsesPerKey, bytes: this.deps.config.storedBytesPerKey });
   }
 }

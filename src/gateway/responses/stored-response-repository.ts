@@ -24,6 +24,8 @@ export interface StoredResponse {
   response: JsonObject;
   /** The items this request added to the conversation, each with its id. */
   inputItems: JsonObject[];
+  /** Set by `get`: the length of the JSON text kept (the response and its input items), as `put` measured it. */
+  bytes?: number;
 }
 
 /**
@@ -35,14 +37,44 @@ export interface StoredResponseStats {
   bytes: number;
 }
 
+/** Which page of a response's input items: `after` an item id (the page starts past it, in `order`). */
+export interface InputItemsQuery {
+  limit: number;
+  order: "asc" | "desc";
+  after: string | null;
+}
+
+/** A page of input items, or `after_not_found` when the response has no item of the `after` id. */
+export type InputItemsPage = { items: JsonObject[]; hasMore: boolean } | "after_not_found";
+
+/**
+ * What one key may keep, in responses and in bytes (as `put` measures them); 0 is no limit. Past either, the key's
+ * oldest responses are removed, in the same commit as the put, until it is within both again. A put never removes
+ * what it stores: the response just kept can always be continued, even when it alone is over the byte limit.
+ */
+export interface KeepLimits {
+  responses: number;
+  bytes: number;
+}
+
 export interface StoredResponseRepository {
-  put(response: StoredResponse): Promise<void>;
+  put(response: StoredResponse, limits?: KeepLimits): Promise<void>;
   /** The key's live response, or null (unknown, expired, deleted, or another key's). */
   get(keyId: string, id: string, now: number): Promise<StoredResponse | null>;
+  /**
+   * One page of a live response's input items, read by position: never the whole list (a response may carry
+   * thousands). null when the key has no such live response.
+   */
+  inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null>;
   /** True when the key had it. */
   delete(keyId: string, id: string): Promise<boolean>;
   /** The key's live items (input or output) by id, for `item_reference`; unknown ids are absent. */
   items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>>;
+  /**
+   * The size in bytes of each live item's stored JSON text, by id, without reading the items: what a request's
+   * references would add to it is known before any item is read. Unknown ids are absent.
+   */
+  itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>>;
   /** Removes what expired before `now`; how many responses went. */
   purgeExpired(now: number): Promise<number>;
   /**
@@ -56,4 +88,70 @@ export interface StoredResponseRepository {
 export function itemsOf(r: StoredResponse): JsonObject[] {
   const output = Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [];
   return [...r.inputItems, ...output].filter((it) => it !== null && typeof it === "object" && typeof it.id === "string");
+}
+
+/** The length of the JSON list of these item texts, as JSON.stringify of the list would write it. */
+export function listLength(items: string[]): number {
+  let n = 2 + Math.max(0, items.length - 1);
+  for (const item of items) n += item.length;
+  return n;
+}
+
+/** An item's id as its input row names it (items are stored with ids; '' for one that has none). */
+export function itemIdOf(item: JsonObject): string {
+  return item !== null && typeof item === "object" && typeof item.id === "string" ? item.id : "";
+}
+
+/** Whether a key's totals are over its limits (0: no limit). */
+export function overLimits(totals: { responses: number; bytes: number }, limits: KeepLimits): boolean {
+  return (limits.responses > 0 && totals.responses > limits.responses) || (limits.bytes > 0 && totals.bytes > limits.bytes);
+}
+
+/**
+ * Eviction, one page of a key's oldest responses at a time (pure; every backend runs it after a put): which of the
+ * page go, so the key is within its limits again, stopping at one the put just stored. `more` says whether to read
+ * the next page (the key is still over, and this page was removed whole).
+ */
+/**
+ * Eviction, once a key is over a limit, takes it a little under (a 64th of the limit, at most 64 responses): a key
+ * at its limit then pays for eviction once every few dozen puts, on old rows that sit together, not a delete at
+ * every put.
+ */
+function evictionTarget(limits: KeepLimits): KeepLimits {
+  return {
+    responses: limits.responses > 0 ? limits.responses - Math.min(64, Math.floor(limits.responses / 64)) : 0,
+    bytes: limits.bytes > 0 ? limits.bytes - Math.floor(limits.bytes / 64) : 0,
+  };
+}
+
+/** How many of a key's oldest responses to read for the next step of eviction: what it has too many, 1 to 128. */
+export function evictionPageSize(totals: { responses: number }, limits: KeepLimits): number {
+  const target = evictionTarget(limits);
+  const over = target.responses > 0 ? totals.responses - target.responses : 0;
+  return Math.min(128, Math.max(1, over));
+}
+
+/**
+ * Eviction, one page of a key's oldest responses at a time (pure; every backend runs it after a put, when the key
+ * is over a limit): which of the page go, so the key is within the eviction target again, stopping at one the put
+ * just stored. `more` says whether to read the next page (still over, and this page was removed whole).
+ */
+export function evictionOf(
+  totals: { responses: number; bytes: number },
+  limits: KeepLimits,
+  fresh: ReadonlySet<string>,
+  page: ReadonlyArray<{ id: string; bytes: number }>,
+): { remove: string[]; totals: { responses: number; bytes: number }; more: boolean } {
+  const target = evictionTarget(limits);
+  const remove: string[] = [];
+  let { responses, bytes } = totals;
+  for (const row of page) {
+    if (!overLimits({ responses, bytes }, target)) break;
+    if (fresh.has(row.id)) return { remove, totals: { responses, bytes }, more: false };
+    remove.push(row.id);
+    responses--;
+    bytes -= row.bytes;
+  }
+  const still = overLimits({ responses, bytes }, target);
+  return { remove, totals: { responses, bytes }, more: still && remove.length === page.length && page.length > 0 };
 }

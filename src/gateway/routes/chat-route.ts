@@ -5,7 +5,7 @@
 import { postResponses } from "../upstream/post-responses";
 import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
-import { GatewayCall, SSE_HEADERS, checkJsonDepth, requireModel } from "../call";
+import { GatewayCall, SSE_HEADERS, checkJsonDepth, requireModel, checkItemCount } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
 import { UpstreamEventSource } from "../stream/event-source";
 import { outputBoundFor } from "../stream/output-bound";
@@ -35,6 +35,7 @@ export async function handleChatCompletions(deps: GatewayDeps, request: Request)
     const { body, bytes, text } = await readJsonObject(request, deps.config.maxBodyBytes);
     checkJsonDepth(text);
     call.model = requireModel(body);
+    checkItemCount(body, "messages", deps.config.maxInputItems);
     const translated = chatToResponses(body);
     const maxTokens = maxTokensOf(body);
     await call.admit({ model: call.model, maxTokens: maxTokens.value, maxTokensParam: maxTokens.param, bodyBytes: bytes });

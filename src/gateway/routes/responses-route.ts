@@ -5,7 +5,7 @@
 import { postResponses } from "../upstream/post-responses";
 import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
-import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel } from "../call";
+import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel, checkItemCount } from "../call";
 import { collectUpstream } from "../stream/collect-upstream";
 import { UpstreamEventSource } from "../stream/event-source";
 import { outputBoundFor } from "../stream/output-bound";
@@ -32,14 +32,16 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
     const { body, bytes, text } = await readJsonObject(request, deps.config.maxBodyBytes);
     checkJsonDepth(text);
     call.model = requireModel(body);
+    checkItemCount(body, "input", deps.config.maxInputItems);
     const raw = isRawMode(request.headers);
     const wantsStream = optionalBoolean(body, "stream") === true;
     const maxTokens = optionalCount(body, "max_output_tokens");
     await call.admit({ model: call.model, maxTokens, maxTokensParam: "max_output_tokens", bodyBytes: bytes });
 
-    if (raw) return await relayRaw(deps, call, text);
+    // Raw goes as the caller wrote it, but never past the key's output bound.
+    if (raw) return await relayRaw(deps, call, call.boundRawText(body, text));
 
-    const keeper = await keeperFor(deps, call, body);
+    const keeper = await keeperFor(deps, call, body, bytes);
     const wanted = (keeper ? continued(body, keeper.input) : body) as ResponsesRequest;
     const intended = call.boundOutput(normalizeResponsesRequest(wanted, deps.normalizeOptions));
     const posted = await postResponses(deps, call.model, intended, call.upstreamAbort.signal);
@@ -62,14 +64,14 @@ export async function handleResponses(deps: GatewayDeps, request: Request): Prom
  * Keeping responses for the caller: needed when the request continues one (`previous_response_id`, `item_reference`)
  * or is to be kept (`store` not false, and keeping is on). Otherwise null: the request goes as it came, at no cost.
  */
-async function keeperFor(deps: GatewayDeps, call: GatewayCall, body: JsonObject): Promise<{ keeper: ResponseKeeper; input: JsonObject[] } | null> {
+async function keeperFor(deps: GatewayDeps, call: GatewayCall, body: JsonObject, bodyBytes: number): Promise<{ keeper: ResponseKeeper; input: JsonObject[] } | null> {
   const keep = deps.config.storedResponsesDays > 0 && body.store !== false;
   const continues =
     (typeof body.previous_response_id === "string" && body.previous_response_id !== "") ||
     (Array.isArray(body.input) && body.input.some((it: JsonObject) => it !== null && typeof it === "object" && it.type === "item_reference"));
   if (!keep && !continues) return null;
   const keyId = call.lease!.key.key.id;
-  const conversation = await buildConversation(deps.responses, keyId, body, deps.now());
+  const conversation = await buildConversation(deps.responses, keyId, body, deps.now(), { maxBytes: deps.config.maxBodyBytes, bodyBytes, maxItems: deps.config.maxInputItems });
   return { keeper: new ResponseKeeper(deps, keyId, call.model, conversation, keep), input: conversation.input };
 }
 

@@ -6,7 +6,6 @@
 import { AppError } from "../../errors";
 import { GatewayCall } from "../call";
 import type { GatewayDeps } from "../gateway-deps";
-import type { JsonObject } from "../responses-types";
 
 const MAX_ID = 200;
 
@@ -51,22 +50,17 @@ export function handleInputItems(deps: GatewayDeps, request: Request, id: string
     if (!(limit >= 1 && limit <= 100)) throw new AppError("invalid_request", "'limit' must be an integer from 1 to 100.", { param: "limit" });
     const order = query.get("order") ?? "desc";
     if (order !== "asc" && order !== "desc") throw new AppError("invalid_request", "'order' must be 'asc' or 'desc'.", { param: "order" });
-    const stored = id.length <= MAX_ID ? await deps.responses.get(keyId, id, deps.now()) : null;
-    if (!stored) throw notFound(id);
-    let items: JsonObject[] = order === "asc" ? stored.inputItems : [...stored.inputItems].reverse();
     const after = query.get("after");
-    if (after !== null) {
-      const at = items.findIndex((it) => it.id === after);
-      if (at < 0) throw new AppError("invalid_request", `No input item with id '${after.slice(0, MAX_ID)}' in this response.`, { param: "after" });
-      items = items.slice(at + 1);
-    }
-    const page = items.slice(0, limit);
+    // One page read by position, not the whole list: a response may carry thousands of items.
+    const page = id.length <= MAX_ID ? await deps.responses.inputItems(keyId, id, deps.now(), { limit, order, after }) : null;
+    if (!page) throw notFound(id);
+    if (page === "after_not_found") throw new AppError("invalid_request", `No input item with id '${(after ?? "").slice(0, MAX_ID)}' in this response.`, { param: "after" });
     const body = {
       object: "list",
-      data: page,
-      first_id: page[0]?.id ?? null,
-      last_id: page.at(-1)?.id ?? null,
-      has_more: items.length > page.length,
+      data: page.items,
+      first_id: page.items[0]?.id ?? null,
+      last_id: page.items.at(-1)?.id ?? null,
+      has_more: page.hasMore,
     };
     return Response.json(body, { headers: call.headers() });
   });

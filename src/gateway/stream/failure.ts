@@ -39,7 +39,12 @@ function responseOrBlank(snapshot: ResponseObject | null, nowMs: number): Respon
   return snapshot ?? ({ id: "", object: "response", created_at: Math.floor(nowMs / 1000), model: "", output: [], usage: null } as unknown as ResponseObject);
 }
 
-/** `nowMs` dates the response when the upstream never sent one (no snapshot): the caller's clock, not ours. */
+/**
+ * `nowMs` dates the response when the upstream never sent one (no snapshot): the caller's clock, not ours.
+ * The failed response carries no output, whatever the snapshot held: the snapshot may be the terminal response
+ * itself (an answer withheld because its usage could not be recorded), and a failure that repeats the answer
+ * would deliver what it withholds.
+ */
 export function failedResponseEvent(
   snapshot: ResponseObject | null,
   sequenceNumber: number,
@@ -47,8 +52,10 @@ export function failedResponseEvent(
   message: string,
   nowMs: number,
 ): ResponsesStreamEvent {
+  const { output_text: _text, ...base } = responseOrBlank(snapshot, nowMs) as ResponseObject & { output_text?: unknown };
   const response: ResponseObject = {
-    ...responseOrBlank(snapshot, nowMs),
+    ...base,
+    output: [],
     status: "failed",
     error: { code, message },
     incomplete_details: null,

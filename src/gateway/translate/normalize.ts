@@ -8,7 +8,7 @@
 
 import { AppError } from "../../errors";
 import type { JsonObject, ResponsesRequest } from "../responses-types";
-import { checkResponsesInput } from "./request-checks";
+import { checkResponsesInput, checkResponsesTools } from "./request-checks";
 
 export interface NormalizeOptions {
   defaultInstructions: string;
@@ -34,7 +34,10 @@ const TEXT_TYPE_OF_ROLE: Record<string, string> = {
  * checked nor walked again. Everything else about the request is normalised the same way.
  */
 export function normalizeResponsesRequest(body: ResponsesRequest, options: NormalizeOptions, inputFrom: "caller" | "chat" = "caller"): ResponsesRequest {
-  if (inputFrom === "caller") checkResponsesInput(body.input);
+  if (inputFrom === "caller") {
+    checkResponsesInput(body.input);
+    checkResponsesTools(body.tools);
+  }
   const out: ResponsesRequest = { ...body };
 
   if (inputFrom === "chat") {

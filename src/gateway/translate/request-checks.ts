@@ -54,3 +54,18 @@ function checkMessageItem(item: JsonObject, at: string): void {
     if (TEXT_PARTS.has(part.type) && typeof part.text !== "string") invalid(`'${pat}.text' must be a string.`, `${pat}.text`);
   }
 }
+
+/**
+ * The shape of a Responses `tools` list: absent, null, or a list of objects with a non-empty string `type`. What a
+ * tool holds beyond that is the upstream's to judge; `tools: [null]` used to go up as it came, as `input: [null]` did.
+ */
+export function checkResponsesTools(tools: unknown): void {
+  if (tools === undefined || tools === null) return;
+  if (!Array.isArray(tools)) invalid("'tools' must be an array of tools.", "tools");
+  for (let i = 0; i < tools.length; i++) {
+    const tool: unknown = tools[i];
+    const at = `tools[${i}]`;
+    if (!isObject(tool)) invalid(`'${at}' must be an object.`, at);
+    if (typeof tool.type !== "string" || tool.type === "") invalid(`'${at}.type' must be a non-empty string.`, `${at}.type`);
+  }
+}

@@ -19,6 +19,7 @@ export const COPIED_TABLES: ReadonlyArray<{ name: string; key: readonly string[]
   { name: "stored_responses", key: ["id"] },
   { name: "stored_items", key: ["key_id", "item_id"] },
   { name: "upstream_refused_params", key: ["upstream", "model", "param"] },
+  { name: "stored_input_items", key: ["response_id", "position"] },
 ];
 
 /**

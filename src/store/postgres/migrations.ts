@@ -248,6 +248,46 @@ const V8 = `
   );
 `;
 
+/** 9: a stored response's input items one row each, read a page at a time (as SQLite's migration 15). */
+const V9 = `
+  CREATE TABLE stored_input_items (
+    response_id TEXT NOT NULL REFERENCES stored_responses(id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    item_id     TEXT NOT NULL,
+    item        TEXT NOT NULL,
+    PRIMARY KEY (response_id, position)
+  );
+  CREATE INDEX stored_input_items_id ON stored_input_items (response_id, item_id);
+  INSERT INTO stored_input_items (response_id, position, item_id, item)
+    SELECT r.id, e.ord - 1, COALESCE(e.value->>'id', ''), e.value::text
+    FROM stored_responses r, jsonb_array_elements(r.input_items::jsonb) WITH ORDINALITY AS e(value, ord);
+  UPDATE stored_responses SET input_items = '[]' WHERE input_items <> '[]';
+`;
+
+/** 10: what each key keeps, counted by triggers, and its responses by age (as SQLite's migration 16). */
+const V10 = `
+  CREATE TABLE stored_response_totals (
+    key_id    TEXT PRIMARY KEY,
+    responses BIGINT NOT NULL,
+    bytes     BIGINT NOT NULL
+  );
+  INSERT INTO stored_response_totals (key_id, responses, bytes)
+    SELECT key_id, count(*), sum(bytes) FROM stored_responses GROUP BY key_id;
+  CREATE FUNCTION gantry_stored_response_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO stored_response_totals (key_id, responses, bytes) VALUES (NEW.key_id, 1, NEW.bytes)
+        ON CONFLICT (key_id) DO UPDATE SET responses = stored_response_totals.responses + 1, bytes = stored_response_totals.bytes + EXCLUDED.bytes;
+      RETURN NEW;
+    END IF;
+    UPDATE stored_response_totals SET responses = responses - 1, bytes = bytes - OLD.bytes WHERE key_id = OLD.key_id;
+    RETURN OLD;
+  END $$;
+  CREATE TRIGGER stored_response_totals_changed AFTER INSERT OR DELETE ON stored_responses
+    FOR EACH ROW EXECUTE FUNCTION gantry_stored_response_totals();
+  CREATE INDEX stored_responses_key_age ON stored_responses (key_id, created_at, id, bytes);
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,36 +1,109 @@
 /** Stored responses in PostgreSQL (see the port: gateway/responses/stored-response-repository.ts). */
 import type { SQL } from "bun";
-import { itemsOf, type JsonObject, type StoredResponse, type StoredResponseRepository, type StoredResponseStats } from "../../gateway/responses/stored-response-repository";
+import {
+  evictionOf,
+  evictionPageSize,
+  itemIdOf,
+  overLimits,
+  itemsOf,
+  listLength,
+  type InputItemsPage,
+  type InputItemsQuery,
+  type KeepLimits,
+  type JsonObject,
+  type StoredResponse,
+  type StoredResponseRepository,
+  type StoredResponseStats,
+} from "../../gateway/responses/stored-response-repository";
 import { num } from "./db";
 import { GroupCommit } from "../group-commit";
+
+interface Put {
+  r: StoredResponse;
+  limits: KeepLimits | undefined;
+}
+
+/** Holds each key of the batch to its limits, in the batch's transaction: its oldest go, never one this batch stored. */
+async function evict(tx: SQL, puts: Put[]): Promise<void> {
+  const limitsOf = new Map<string, KeepLimits>();
+  for (const p of puts) if (p.limits) limitsOf.set(p.r.keyId, p.limits);
+  const fresh = new Set(puts.map((p) => p.r.id));
+  for (const [keyId, limits] of limitsOf) {
+    const [row] = await tx`SELECT responses, bytes FROM stored_response_totals WHERE key_id = ${keyId}`;
+    if (!row) continue;
+    let totals = { responses: num(row.responses), bytes: num(row.bytes) };
+    if (!overLimits(totals, limits)) continue;
+    for (let more = true; more; ) {
+      const page = await tx`SELECT id, bytes FROM stored_responses WHERE key_id = ${keyId} ORDER BY created_at, id LIMIT ${evictionPageSize(totals, limits)}`;
+      const step = evictionOf(totals, limits, fresh, page.map((r: { id: string; bytes: unknown }) => ({ id: r.id, bytes: num(r.bytes) })));
+      if (step.remove.length > 0) await tx`DELETE FROM stored_responses WHERE id IN ${tx(step.remove)}`;
+      ({ totals, more } = step);
+    }
+  }
+}
+
+/** Rows per INSERT: four parameters a row stays well under PostgreSQL's 65,535 per statement. */
+const INSERT_ROWS = 5000;
 
 export class PostgresStoredResponses implements StoredResponseRepository {
   constructor(private readonly sql: SQL) {}
 
   /** Responses that end together are committed together, each caller answered after its batch committed. */
-  private readonly writer = new GroupCommit<StoredResponse>((batch) => this.writeBatch(batch));
+  private readonly writer = new GroupCommit<Put>((batch) => this.writeBatch(batch));
 
-  put(r: StoredResponse): Promise<void> {
-    return this.writer.add(r);
+  put(r: StoredResponse, limits?: KeepLimits): Promise<void> {
+    return this.writer.add({ r, limits });
   }
 
-  private async writeBatch(batch: StoredResponse[]): Promise<void> {
+  private async writeBatch(puts: Put[]): Promise<void> {
+    const batch = puts.map((p) => p.r);
+    const inputs: Array<{ response_id: string; position: number; item_id: string; item: string }> = [];
     const rows = batch.map((r) => {
       const response = JSON.stringify(r.response);
-      const input_items = JSON.stringify(r.inputItems);
-      return { id: r.id, key_id: r.keyId, previous_id: r.previousId, model: r.model, created_at: r.createdAt, expires_at: r.expiresAt, response, input_items, bytes: response.length + input_items.length };
+      const texts = r.inputItems.map((item) => JSON.stringify(item));
+      // Input items one row each, in order: their list is read a page at a time.
+      texts.forEach((item, i) => inputs.push({ response_id: r.id, position: i, item_id: itemIdOf(r.inputItems[i]!), item }));
+      return { id: r.id, key_id: r.keyId, previous_id: r.previousId, model: r.model, created_at: r.createdAt, expires_at: r.expiresAt, response, input_items: "[]", bytes: response.length + listLength(texts) };
     });
     const items = batch.flatMap((r) => itemsOf(r).map((item) => ({ key_id: r.keyId, item_id: item.id as string, response_id: r.id, item: JSON.stringify(item) })));
     await this.sql.begin(async (tx) => {
       await tx`INSERT INTO stored_responses ${tx(rows)} ON CONFLICT (id) DO NOTHING`;
       // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
-      if (items.length > 0) await tx`INSERT INTO stored_items ${tx(items)} ON CONFLICT (key_id, item_id) DO NOTHING`;
+      for (let at = 0; at < items.length; at += INSERT_ROWS) {
+        await tx`INSERT INTO stored_items ${tx(items.slice(at, at + INSERT_ROWS))} ON CONFLICT (key_id, item_id) DO NOTHING`;
+      }
+      // A response's own rows only: ON CONFLICT covers a response put twice (its row was not inserted again).
+      for (let at = 0; at < inputs.length; at += INSERT_ROWS) {
+        await tx`INSERT INTO stored_input_items ${tx(inputs.slice(at, at + INSERT_ROWS))} ON CONFLICT (response_id, position) DO NOTHING`;
+      }
+      await evict(tx, puts);
     });
   }
 
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const [row] = await this.sql`SELECT * FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
-    return row ? fromRow(row) : null;
+    if (!row) return null;
+    const inputs = await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} ORDER BY position`;
+    return { ...fromRow(row), inputItems: inputs.map((r: { item: string }) => JSON.parse(r.item)) };
+  }
+
+  async inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null> {
+    const [live] = await this.sql`SELECT 1 FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
+    if (!live) return null;
+    const asc = query.order === "asc";
+    let from = asc ? -1 : 2 ** 31 - 1;
+    if (query.after !== null) {
+      // The first of that id in the order asked for, as a list read whole would find it.
+      const [at] = asc
+        ? await this.sql`SELECT min(position) AS p FROM stored_input_items WHERE response_id = ${id} AND item_id = ${query.after}`
+        : await this.sql`SELECT max(position) AS p FROM stored_input_items WHERE response_id = ${id} AND item_id = ${query.after}`;
+      if (at.p === null) return "after_not_found";
+      from = num(at.p);
+    }
+    const rows = asc
+      ? await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} AND position > ${from} ORDER BY position LIMIT ${query.limit + 1}`
+      : await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} AND position < ${from} ORDER BY position DESC LIMIT ${query.limit + 1}`;
+    return { items: rows.slice(0, query.limit).map((r: { item: string }) => JSON.parse(r.item)), hasMore: rows.length > query.limit };
   }
 
   async delete(keyId: string, id: string): Promise<boolean> {
@@ -44,6 +117,16 @@ export class PostgresStoredResponses implements StoredResponseRepository {
     const rows = await this.sql`SELECT i.item_id, i.item FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
       WHERE i.key_id = ${keyId} AND i.item_id IN ${this.sql([...new Set(ids)])} AND r.expires_at > ${now}`;
     for (const row of rows) out.set(row.item_id, JSON.parse(row.item));
+    return out;
+  }
+
+  async itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (ids.length === 0) return out;
+    // octet_length of a stored text reads its size, not the (possibly TOASTed) text.
+    const rows = await this.sql`SELECT i.item_id, octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+      WHERE i.key_id = ${keyId} AND i.item_id IN ${this.sql([...new Set(ids)])} AND r.expires_at > ${now}`;
+    for (const row of rows) out.set(row.item_id, num(row.bytes));
     return out;
   }
 
@@ -71,5 +154,6 @@ function fromRow(row: Record<string, any>): StoredResponse {
     expiresAt: num(row.expires_at),
     response: JSON.parse(row.response),
     inputItems: JSON.parse(row.input_items),
+    bytes: num(row.bytes),
   };
 }

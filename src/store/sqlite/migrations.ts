@@ -16,7 +16,9 @@ import m011 from "./migrations/011-asset-signatures";
 import m012 from "./migrations/012-release-rollouts";
 import m013 from "./migrations/013-asset-signature-urls";
 import m014 from "./migrations/014-upstream-refused-params";
+import m015 from "./migrations/015-stored-input-items";
+import m016 from "./migrations/016-stored-response-totals";
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,6 +1,20 @@
 /** Stored responses in SQLite (see the port: gateway/responses/stored-response-repository.ts). */
 import type { Database } from "bun:sqlite";
-import { itemsOf, type JsonObject, type StoredResponse, type StoredResponseRepository, type StoredResponseStats } from "../../gateway/responses/stored-response-repository";
+import {
+  evictionOf,
+  evictionPageSize,
+  itemIdOf,
+  overLimits,
+  itemsOf,
+  listLength,
+  type InputItemsPage,
+  type InputItemsQuery,
+  type KeepLimits,
+  type JsonObject,
+  type StoredResponse,
+  type StoredResponseRepository,
+  type StoredResponseStats,
+} from "../../gateway/responses/stored-response-repository";
 import { GroupCommit } from "../group-commit";
 
 interface Row {
@@ -12,24 +26,32 @@ interface Row {
   expires_at: number;
   response: string;
   input_items: string;
+  bytes: number;
+}
+
+interface Put {
+  r: StoredResponse;
+  limits: KeepLimits | undefined;
 }
 
 export class SqliteStoredResponses implements StoredResponseRepository {
   constructor(private readonly db: Database) {}
 
   /** Responses that end together are committed together: one fsync for the batch, each caller answered after it. */
-  private readonly writer = new GroupCommit<StoredResponse>((batch) => this.writeBatch(batch));
+  private readonly writer = new GroupCommit<Put>((batch) => this.writeBatch(batch));
 
-  put(r: StoredResponse): Promise<void> {
-    return this.writer.add(r);
+  put(r: StoredResponse, limits?: KeepLimits): Promise<void> {
+    return this.writer.add({ r, limits });
   }
 
-  private writeBatch(batch: StoredResponse[]): void {
+  private writeBatch(puts: Put[]): void {
+    const batch = puts.map((p) => p.r);
     const insert = this.db.query(
       `INSERT INTO stored_responses (id, key_id, previous_id, model, created_at, expires_at, response, input_items, bytes)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertItem = this.db.query("INSERT OR IGNORE INTO stored_items (key_id, item_id, response_id, item) VALUES (?, ?, ?, ?)");
+    const insertInput = this.db.query("INSERT INTO stored_input_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)");
     // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
     // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
     // the WAL is written in order. One fsync per batch of requests instead of two.
@@ -39,20 +61,66 @@ export class SqliteStoredResponses implements StoredResponseRepository {
       this.db.transaction(() => {
         for (const r of batch) {
           const response = JSON.stringify(r.response);
-          const input = JSON.stringify(r.inputItems);
-          insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, input, response.length + input.length);
+          const inputs = r.inputItems.map((item) => JSON.stringify(item));
+          insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, "[]", response.length + listLength(inputs));
+          // Input items one row each, in order: their list is read a page at a time.
+          inputs.forEach((item, i) => insertInput.run(r.id, i, itemIdOf(r.inputItems[i]), item));
           // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
           for (const item of itemsOf(r)) insertItem.run(r.keyId, item.id as string, r.id, JSON.stringify(item));
         }
+        this.evict(puts);
       })();
     } finally {
       if (relax) this.db.exec("PRAGMA synchronous = FULL");
     }
   }
 
+  /** Holds each key of the batch to its limits: its oldest responses go, never one this batch stored. */
+  private evict(puts: Put[]): void {
+    const limitsOf = new Map<string, KeepLimits>();
+    for (const p of puts) if (p.limits) limitsOf.set(p.r.keyId, p.limits);
+    if (limitsOf.size === 0) return;
+    const fresh = new Set(puts.map((p) => p.r.id));
+    const totalsOf = this.db.query("SELECT responses, bytes FROM stored_response_totals WHERE key_id = ?");
+    const oldest = this.db.query("SELECT id, bytes FROM stored_responses WHERE key_id = ? ORDER BY created_at, id LIMIT ?");
+    const remove = this.db.query("DELETE FROM stored_responses WHERE id = ?");
+    for (const [keyId, limits] of limitsOf) {
+      let totals = totalsOf.get(keyId) as { responses: number; bytes: number } | null;
+      if (!totals || !overLimits(totals, limits)) continue;
+      for (let more = true; more; ) {
+        const step = evictionOf(totals, limits, fresh, oldest.all(keyId, evictionPageSize(totals, limits)) as Array<{ id: string; bytes: number }>);
+        for (const id of step.remove) remove.run(id);
+        ({ totals, more } = step);
+      }
+    }
+  }
+
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const row = this.db.query("SELECT * FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as Row | null;
-    return row ? fromRow(row) : null;
+    if (!row) return null;
+    const inputs = this.db.query("SELECT item FROM stored_input_items WHERE response_id = ? ORDER BY position").all(id) as Array<{ item: string }>;
+    return { ...fromRow(row), inputItems: inputs.map((r) => JSON.parse(r.item)) };
+  }
+
+  async inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null> {
+    // The columns read come before the response's text in the row: its (possibly large) text is not read.
+    if (!this.db.query("SELECT 1 FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now)) return null;
+    const asc = query.order === "asc";
+    let from = asc ? -1 : Number.MAX_SAFE_INTEGER;
+    if (query.after !== null) {
+      // The first of that id in the order asked for, as a list read whole would find it.
+      const at = this.db.query(`SELECT ${asc ? "min" : "max"}(position) AS p FROM stored_input_items WHERE response_id = ? AND item_id = ?`).get(id, query.after) as { p: number | null };
+      if (at.p === null) return "after_not_found";
+      from = at.p;
+    }
+    const rows = this.db
+      .query(
+        asc
+          ? "SELECT item FROM stored_input_items WHERE response_id = ? AND position > ? ORDER BY position LIMIT ?"
+          : "SELECT item FROM stored_input_items WHERE response_id = ? AND position < ? ORDER BY position DESC LIMIT ?",
+      )
+      .all(id, from, query.limit + 1) as Array<{ item: string }>;
+    return { items: rows.slice(0, query.limit).map((r) => JSON.parse(r.item)), hasMore: rows.length > query.limit };
   }
 
   async delete(keyId: string, id: string): Promise<boolean> {
@@ -68,6 +136,20 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     for (const id of new Set(ids)) {
       const row = find.get(keyId, id, now) as { item: string } | null;
       if (row) out.set(id, JSON.parse(row.item));
+    }
+    return out;
+  }
+
+  async itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    // octet_length reads the size from the record, not the text.
+    const find = this.db.query(
+      `SELECT octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+       WHERE i.key_id = ? AND i.item_id = ? AND r.expires_at > ?`,
+    );
+    for (const id of new Set(ids)) {
+      const row = find.get(keyId, id, now) as { bytes: number } | null;
+      if (row) out.set(id, row.bytes);
     }
     return out;
   }
@@ -96,5 +178,6 @@ function fromRow(row: Row): StoredResponse {
     expiresAt: row.expires_at,
     response: JSON.parse(row.response),
     inputItems: JSON.parse(row.input_items),
+    bytes: row.bytes,
   };
 }
