@@ -10,6 +10,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseIp, parseProxyRange } from "./http/ip-ranges";
 import { isPublicKeySetting } from "./site/releases/minisign";
+import { redact, redactUrlCredentials, redactUrlPassword } from "./redact";
 
 type Kind = "string" | "int" | "number" | "bool" | "list" | "json";
 
@@ -353,28 +354,6 @@ function unreadable(path: string): string | null {
     if (code === "EACCES" || code === "EPERM") return "permission denied";
     return (err as Error).message;
   }
-}
-
-/** A secret's printable form: enough to recognise which one it is, never enough to use it. */
-export function redact(secret: string): string {
-  if (!secret) return "";
-  if (secret.length <= 12) return "***";
-  return `${secret.slice(0, 6)}…(${secret.length} chars)`;
-}
-
-/**
- * Credentials written into a URL (`https://user:pass@host`, `https://TOKEN@host`) anywhere in `text`, hidden:
- * the whole user-info becomes `***`, so the scheme, host and path stay readable. A user name alone can be a
- * token, so it goes too.
- */
-export function redactUrlCredentials(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/gi, "$1***@");
-}
-
-/** A URL setting whose password is secret: its credentials hidden; a value that is no URL shows nothing. */
-export function redactUrlPassword(url: string): string {
-  if (!URL.canParse(url)) return redact(url);
-  return redactUrlCredentials(url);
 }
 
 /**

@@ -29,6 +29,7 @@ import type { ClientStatsService } from "../site/heartbeats/client-stats-service
 import { configuredTokenFor } from "../site/releases/sync-github";
 import { MirrorWriteError } from "../site/downloads/mirror";
 import { boundedJsonParser } from "../http/body";
+import { redactUrlCredentials } from "../redact";
 
 const Meta = {
   notes: t.Optional(t.String({ maxLength: 100_000 })),
@@ -119,7 +120,7 @@ export function releasesApi(deps: ReleasesApiDeps) {
       return {
         running: sync.isRunning,
         configured: configured
-          ? { github: configured.repo, apiUrl: configured.apiUrl, prereleases: configured.prereleases, intervalMinutes: deps.config.syncIntervalMinutes }
+          ? { github: configured.repo, apiUrl: configured.apiUrl && redactUrlCredentials(configured.apiUrl), prereleases: configured.prereleases, intervalMinutes: deps.config.syncIntervalMinutes }
           : null,
         last: await sync.lastReport(),
       };

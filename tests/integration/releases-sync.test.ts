@@ -224,6 +224,25 @@ describe("gantry releases sync (CLI)", () => {
     expect(down.stdout).toContain("Nothing was changed");
     expect(JSON.parse((await cli("list", "--json")).stdout)).toHaveLength(3);
   });
+
+  test("an API URL with user:password@ in it: the report, printed and stored, shows neither", async () => {
+    const apiUrl = "http://syncuser:Sync-PASS-4b9e@127.0.0.1:1";
+    for (const json of [["--json"], []]) {
+      const res = await cli("sync", "--github", "acme/app", "--api-url", apiUrl, ...json);
+      expect(res.code).toBe(1);
+      expect(res.stdout + res.stderr).not.toContain("Sync-PASS-4b9e");
+      expect(res.stdout + res.stderr).not.toContain("syncuser");
+      if (json.length) expect(JSON.parse(res.stdout).apiUrl).toBe("http://***@127.0.0.1:1");
+    }
+    const db = openDatabase(join(dataDir, "gantry.db"));
+    try {
+      const stored = db.query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'releases.sync.last'").get();
+      expect(stored?.value).toContain("http://***@127.0.0.1:1");
+      expect(stored?.value).not.toContain("Sync-PASS-4b9e");
+    } finally {
+      db.close();
+    }
+  });
 });
 
 describe("the configured sync token goes to the configured API only", () => {

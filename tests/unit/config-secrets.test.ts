@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, describeConfig, loadConfig, redact } from "../../src/config";
+import { ConfigError, describeConfig, loadConfig } from "../../src/config";
+import { redact } from "../../src/redact";
 import { displayPrefix, hashesEqual, newApiKeySecret, sha256Hex } from "../../src/secrets";
 import { tempDirs } from "../support/temp-dirs";
 
@@ -46,7 +47,7 @@ describe("settings", () => {
     const shown = JSON.stringify(describeConfig(c));
     expect(shown).not.toContain("0123456789abcdefghij");
     expect(shown).not.toContain("secret-token-value");
-    expect(redact("short")).toBe("***");
+    expect(redact("short")).toBe("***(5 chars)");
   });
 });
 

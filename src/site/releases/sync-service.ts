@@ -18,6 +18,7 @@ import { randomBytes } from "node:crypto";
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
 import type { MetaRepository } from "../../store/meta-repository";
+import { redactUrlCredentials } from "../../redact";
 import { processTag } from "../../store/process-owner";
 import { DownloadFetchError } from "../downloads/download-fetch";
 import { isHttpUrl } from "../downloads/http-url";
@@ -145,7 +146,8 @@ export class ReleaseSync {
     const source: GitHubSource = { apiUrl: options.apiUrl, repo: options.repo, token: options.token || undefined };
     const report: SyncReport = {
       repo: options.repo,
-      apiUrl: options.apiUrl,
+      // The report is printed, stored and served to the back office: a user:password@ in the URL stays out.
+      apiUrl: redactUrlCredentials(options.apiUrl),
       status: "ok",
       unchanged: false,
       startedAt: new Date(this.deps.now()).toISOString(),
@@ -173,7 +175,7 @@ export class ReleaseSync {
       listed = await listReleases(source, previous, { fetch: this.deps.fetch, signal: options.signal });
     } catch (err) {
       report.status = "failed";
-      report.error = err instanceof DownloadFetchError ? err.message : `cannot read the release list: ${(err as Error).message}`;
+      report.error = redactUrlCredentials(err instanceof DownloadFetchError ? err.message : `cannot read the release list: ${(err as Error).message}`);
       report.finishedAt = new Date(this.deps.now()).toISOString();
       log.warn("release sync failed; keeping the last good state", { repo: options.repo, error: report.error });
       return report;
@@ -228,10 +230,11 @@ export class ReleaseSync {
         const signed = done.signature ? (publicKey ? ", signature verified" : ", signature carried") : "";
         progress.finish(true, `${done.reused ? "already mirrored" : `${done.size} bytes`}, sha256 ${done.sha256.slice(0, 12)}…${signed}`);
       } catch (err) {
-        const message =
+        const message = redactUrlCredentials(
           err instanceof DownloadFetchError || err instanceof MirrorWriteError || err instanceof SignatureRefused
             ? err.message
-            : `download failed: ${(err as Error).message}`;
+            : `download failed: ${(err as Error).message}`,
+        );
         await store.updateAsset(asset.id, { mirrorError: message });
         const meanwhile = servedMeanwhile((await store.getAsset(asset.id)) ?? asset, publicKey !== null);
         report.failed.push({ version, name: asset.name, error: message, meanwhile });
