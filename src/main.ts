@@ -1,5 +1,7 @@
 #!/usr/bin/env bun
 /** The gantry command: the table of commands, and the dispatch to them (src/cli/command.ts). */
+// First, before the other modules load: a server command may re-execute itself with settings Bun reads at start.
+import "./cli/start-env";
 import { findEntry, helpOf, runEntry, topHelp } from "./cli/command";
 import { UsageError, runCommand } from "./cli/common";
 import { ENTRIES, versionEntry } from "./cli/entries";

@@ -5,6 +5,7 @@ import { createDeps, type AppDeps } from "../deps";
 import { createLogger } from "../log";
 import { routeConsoleToLog } from "../console-to-log";
 import { startServer, type RunningServer } from "../server";
+import { MAX_HTTP_REQUESTS, MAX_HTTP_REQUESTS_VARIABLE } from "./bun-start-env";
 import type { Command } from "./command";
 import { CommandError, configFrom, type ParsedArgs } from "./common";
 import { DataDirInUseError, lockDataDir } from "../store/sqlite/instance-lock";
@@ -99,8 +100,9 @@ async function serve(values: ParsedArgs["values"]): Promise<number> {
         `Set GANTRY_ADMIN_TOKEN to choose your own, or run 'gantry admin reset-token' to replace it.\n\n`,
     );
   }
-  if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
-    deps.log.warn("BUN_CONFIG_MAX_HTTP_REQUESTS is not set: at most 256 upstream streams run at once, later ones wait; set it (e.g. 4096) in the service environment");
+  // Set by main.ts re-executing the process; unset only when that was impossible.
+  if (!process.env[MAX_HTTP_REQUESTS_VARIABLE]) {
+    deps.log.warn(`could not restart with ${MAX_HTTP_REQUESTS_VARIABLE} set: at most 256 upstream streams run at once, later ones wait; set it (e.g. ${MAX_HTTP_REQUESTS}) in the service environment`);
   }
   if (!config.upstreamUrl) deps.log.warn("no upstream configured: set GANTRY_UPSTREAM_URL; the gateway answers 503 until then");
   return waitForSignals(running, deps, () => {});

@@ -33,8 +33,6 @@ Group=${o.user}
 # Settings: GANTRY_UPSTREAM_URL, GANTRY_UPSTREAM_KEY, GANTRY_ADMIN_TOKEN, GANTRY_TLS_CERT, ... (one per line, KEY=value)
 EnvironmentFile=-${o.envFile.replace(/%/g, "%%")}
 Environment=${unitWord(`GANTRY_DATA_DIR=${o.dataDir}`)}
-# Bun runs at most 256 outgoing requests at once unless told otherwise at start: one per open stream here.
-Environment=BUN_CONFIG_MAX_HTTP_REQUESTS=4096
 ExecStart=${unitWord(o.binary)} serve
 ExecReload=/bin/kill -HUP $MAINPID
 KillSignal=SIGTERM
