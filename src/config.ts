@@ -62,6 +62,7 @@ export const ConfigSchema = Type.Object({
   adminToken: Type.String(),
   publicUrl: Type.Union([Type.Literal(""), Type.String({ pattern: "^https?://[^\\s/]+(/[^\\s]*)?$" })]),
   logLevel: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")]),
+  logFormat: Type.Union([Type.Literal("auto"), Type.Literal("json"), Type.Literal("text")]),
   upstreamConnectTimeoutMs: PositiveInt({ minimum: 1 }),
   upstreamFirstByteTimeoutMs: PositiveInt({ minimum: 1 }),
   upstreamIdleTimeoutMs: PositiveInt({ minimum: 1 }),
@@ -113,6 +114,7 @@ const redisUrlOrEmpty = (v: unknown) => v === "" || (typeof v === "string" && /^
 const s3BucketOrEmpty = (v: unknown) => v === "" || (typeof v === "string" && /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(v));
 const nonEmpty = (v: unknown) => typeof v === "string" && v.trim() !== "";
 const LOG_LEVELS = ["debug", "info", "warn", "error"];
+const LOG_FORMATS = ["auto", "json", "text"];
 const PORT = "a port number (0–65535; 0 picks a free port)";
 const URL_WORDS = "an http:// or https:// URL";
 
@@ -135,6 +137,7 @@ export const SETTINGS: SettingDef[] = [
   { key: "adminToken", env: "GANTRY_ADMIN_TOKEN", flag: "admin-token", kind: "string", default: "", secret: true, help: "admin bearer token (generated on first start when unset)" },
   { key: "publicUrl", env: "GANTRY_PUBLIC_URL", flag: "public-url", kind: "string", default: "", help: "fixed external base URL for generated links", accepts: URL_WORDS, valid: httpUrlOrEmpty },
   { key: "logLevel", env: "GANTRY_LOG_LEVEL", flag: "log-level", kind: "string", default: "info", help: "debug, info, warn, error", accepts: `one of ${LOG_LEVELS.join(", ")}`, valid: (v) => LOG_LEVELS.includes(v) },
+  { key: "logFormat", env: "GANTRY_LOG_FORMAT", flag: "log-format", kind: "string", default: "auto", help: "json (one JSON object a line), text (short readable lines), or auto: text on a terminal and in the demo, JSON otherwise", accepts: `one of ${LOG_FORMATS.join(", ")}`, valid: (v) => LOG_FORMATS.includes(v) },
   { key: "upstreamConnectTimeoutMs", env: "GANTRY_UPSTREAM_CONNECT_TIMEOUT_MS", flag: "upstream-connect-timeout-ms", kind: "int", default: 10_000, help: "time allowed to connect to the upstream", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
   { key: "upstreamFirstByteTimeoutMs", env: "GANTRY_UPSTREAM_FIRST_BYTE_TIMEOUT_MS", flag: "upstream-first-byte-timeout-ms", kind: "int", default: 120_000, help: "time allowed until the upstream's response headers arrive", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
   { key: "upstreamIdleTimeoutMs", env: "GANTRY_UPSTREAM_IDLE_TIMEOUT_MS", flag: "upstream-idle-timeout-ms", kind: "int", default: 600_000, help: "a streaming upstream silent this long is cut (keep-alives keep the caller's side open meanwhile)", accepts: "a whole number of milliseconds, at least 1", valid: int(1) },
@@ -367,6 +370,16 @@ export function describeConfig(config: Config): Record<string, unknown> {
     if (typeof v === "string") out[def.key] = !def.secret ? redactUrlCredentials(v) : def.secret === "url" ? redactUrlPassword(v) : redact(v);
     else if (Array.isArray(v)) out[def.key] = v.map((e) => (typeof e === "string" ? redactUrlCredentials(e) : e));
     else out[def.key] = v;
+  }
+  return out;
+}
+
+/** The settings that differ from their defaults, shown as describeConfig shows them: a short start-up line. */
+export function changedSettings(config: Config): Record<string, unknown> {
+  const shown = describeConfig(config);
+  const out: Record<string, unknown> = {};
+  for (const def of SETTINGS) {
+    if (JSON.stringify(config[def.key]) !== JSON.stringify(def.default)) out[def.key] = shown[def.key];
   }
   return out;
 }

@@ -16,7 +16,7 @@ import { Upstream } from "./gateway/upstream/upstream";
 import { createPriceLookup, createSettler, type Settler } from "./gateway/usage/settle";
 import { LedgerHealth } from "./gateway/usage/ledger-health";
 import { StallWatch } from "./gateway/stream/stall-watch";
-import { createLogger, type Logger } from "./log";
+import { createLogger, textLogs, type Logger } from "./log";
 import { AdminAuth } from "./http/admin-auth";
 import { FailureThrottle } from "./http/throttle";
 import type { Metrics } from "./http/metrics";
@@ -141,7 +141,7 @@ export async function openMirror(config: Config, check = true): Promise<Mirror> 
 
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<AppDeps> {
   const now = options.now ?? Date.now;
-  const log = options.log ?? createLogger(config.logLevel);
+  const log = options.log ?? createLogger(config.logLevel, undefined, textLogs(config.logFormat));
   const checkMirror = options.checkMirror ?? true;
   const openedMirror = options.mirror ?? (await openMirror(config, checkMirror));
   const onChangeFeedError = (err: unknown) => log.warn("change feed failed", { error: (err as Error).message });

@@ -1,8 +1,15 @@
 /**
- * Structured logging: one JSON line per event on stdout (human-readable when stdout is a terminal).
- * Callers pass fields, never secrets: keys are logged by id, tokens not at all.
+ * Structured logging: one JSON line per event on stdout, or a short readable line (GANTRY_LOG_FORMAT; by default
+ * on a terminal and in the demo). Callers pass fields, never secrets: keys are logged by id, tokens not at all.
  */
 export type LogLevel = "debug" | "info" | "warn" | "error";
+/** The setting: `auto` is text on a terminal, JSON otherwise. */
+export type LogFormatSetting = "auto" | "json" | "text";
+
+/** Whether lines are written as text (true) or JSON, for a setting and whether stdout is a terminal. */
+export function textLogs(setting: LogFormatSetting, terminal = process.stdout.isTTY === true): boolean {
+  return setting === "text" || (setting === "auto" && terminal);
+}
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -28,7 +35,14 @@ export interface Logger {
 const FLUSH_MS = 25;
 const FLUSH_BYTES = 64 * 1024;
 
-function bufferedStdout(): (line: string) => void {
+interface BufferedStdout {
+  /** One log line, buffered. */
+  line(line: string): void;
+  /** Text for a reader (a banner, a generated token), written at once after every line logged before it. */
+  text(text: string): void;
+}
+
+function bufferedStdout(): BufferedStdout {
   const sink = Bun.stdout.writer();
   let pending = "";
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -58,11 +72,18 @@ function bufferedStdout(): (line: string) => void {
     write(text);
   };
   process.on("exit", flush);
-  return (line) => {
-    if (gone) return;
-    pending += line + "\n";
-    if (pending.length >= FLUSH_BYTES) flush();
-    else if (!timer) timer = setTimeout(flush, FLUSH_MS);
+  return {
+    line(line) {
+      if (gone) return;
+      pending += line + "\n";
+      if (pending.length >= FLUSH_BYTES) flush();
+      else if (!timer) timer = setTimeout(flush, FLUSH_MS);
+    },
+    text(text) {
+      if (gone) return;
+      pending += text;
+      flush();
+    },
   };
 }
 
@@ -78,7 +99,21 @@ function isoNow(): string {
   return isoText;
 }
 
-let sharedStdout: ((line: string) => void) | null = null;
+let sharedStdout: BufferedStdout | null = null;
+const stdoutLine = (line: string) => (sharedStdout ??= bufferedStdout()).line(line);
+
+/**
+ * Writes text meant to be read (a banner, a generated token) to stdout after every log line logged before it:
+ * through the log's own buffer, so the two never interleave and start-up lines do not land under it.
+ */
+export function printAfterLogs(text: string): void {
+  (sharedStdout ??= bufferedStdout()).text(text);
+}
+
+/** A text line's field value: strings bare, anything else as JSON. */
+function textValue(v: unknown): string {
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
 
 /**
  * The longest a logged value may be, in characters. Many values come from callers (a model name, an id, an
@@ -114,8 +149,9 @@ function boundedFields(fields: Record<string, unknown>): Record<string, unknown>
 
 export function createLogger(
   level: LogLevel,
-  write: (line: string) => void = (sharedStdout ??= bufferedStdout()),
-  pretty = process.stdout.isTTY === true,
+  write: (line: string) => void = stdoutLine,
+  /** Text lines instead of JSON; see textLogs(). */
+  pretty = textLogs("auto"),
 ): Logger {
   const min = RANK[level];
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
@@ -123,8 +159,9 @@ export function createLogger(
     if (fields !== undefined) fields = boundedFields(fields);
     const time = isoNow();
     if (pretty) {
-      const rest = fields ? " " + Object.entries(fields).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ") : "";
-      write(`${time} ${lvl.toUpperCase().padEnd(5)} ${msg}${rest}`);
+      // Short: the time of day (UTC, as every time Gantry shows), the level, the message, the fields.
+      const rest = fields ? Object.entries(fields).map(([k, v]) => (v === undefined ? "" : ` ${k}=${textValue(v)}`)).join("") : "";
+      write(`${time.slice(11, 19)}Z ${lvl.toUpperCase().padEnd(5)} ${msg}${rest}`);
     } else {
       // The same line JSON.stringify({ time, level, msg, ...fields }) gives, without copying the fields.
       const head = `{"time":"${time}","level":"${lvl}","msg":${JSON.stringify(msg)}`;

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSimulatedUpstream } from "../gateway/simulator/simulated-upstream";
+import { printAfterLogs } from "../log";
 import type { Command } from "./command";
 import { configFrom, type ParsedArgs } from "./common";
 import { seedDemo, type DemoSeed } from "./demo-seed";
@@ -105,6 +106,8 @@ async function demo(values: ParsedArgs["values"]): Promise<number> {
   flags["upstream-url"] = `http://127.0.0.1:${upstream.port}/v1`;
   flags["upstream-key"] = "demo-upstream-key";
   const config = configFrom(flags);
+  // The demo is read by a person: short text lines unless JSON was asked for.
+  if (config.logFormat === "auto") config.logFormat = "text";
   const { deps, running } = await boot(config);
   // Handlers first: a Ctrl-C from here on stops the demo cleanly (seeding below is synchronous).
   let seeded: DemoSeed | null = null;
@@ -115,7 +118,8 @@ async function demo(values: ParsedArgs["values"]): Promise<number> {
   seeded = await seedDemo(deps);
   const invocation = selfInvocation();
   const admin = adminTokenLines(await deps.adminAuth.ensureToken(), config.adminToken !== "", config.dataDir, invocation);
-  process.stdout.write(printout(running.url, config.dataDir, temp !== null, admin, seeded, invocation));
+  // After every start-up line, so the printout is the last thing on the screen.
+  printAfterLogs(printout(running.url, config.dataDir, temp !== null, admin, seeded, invocation));
   const code = await stopped;
   temp?.remove();
   return code;

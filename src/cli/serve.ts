@@ -1,8 +1,8 @@
 /** `gantry serve`: run the server (gateway + site + back office) until SIGTERM or SIGINT. */
 import { startPurgingResponses } from "../gateway/responses/purge";
-import { SETTINGS, checkServerFiles, describeConfig, type Config } from "../config";
+import { SETTINGS, changedSettings, checkServerFiles, describeConfig, type Config } from "../config";
 import { createDeps, type AppDeps } from "../deps";
-import { createLogger } from "../log";
+import { createLogger, printAfterLogs, textLogs } from "../log";
 import { routeConsoleToLog } from "../console-to-log";
 import { startServer, type RunningServer } from "../server";
 import { MAX_HTTP_REQUESTS, MAX_HTTP_REQUESTS_VARIABLE } from "./bun-start-env";
@@ -71,7 +71,8 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   // The data dir is taken before anything in it is opened: a second server must not even migrate the database.
   const lock = claimDataDir(config.dataDir);
   process.on("exit", () => lock.release());
-  const log = createLogger(config.logLevel);
+  const text = textLogs(config.logFormat);
+  const log = createLogger(config.logLevel, undefined, text);
   // The drivers' own lines (bun:sql's LISTEN retries) as log lines, not plain text between them.
   routeConsoleToLog(log);
   let deps: AppDeps;
@@ -86,7 +87,8 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   void deps.engagement.start();
   startPurgingResponses(deps.responses, deps.now, log);
   const running = startServer(deps, { hostname: config.host, port: config.port });
-  log.info("listening", { url: running.url, settings: describeConfig(config) });
+  // A text line stays short: the settings an operator changed. JSON, for collectors, has them all.
+  log.info("listening", { url: running.url, settings: text ? changedSettings(config) : describeConfig(config) });
   return { deps, running };
 }
 
@@ -95,7 +97,7 @@ async function serve(values: ParsedArgs["values"]): Promise<number> {
   const { deps, running } = await boot(config);
   const token = await deps.adminAuth.ensureToken();
   if (token) {
-    process.stdout.write(
+    printAfterLogs(
       `\nGenerated the admin token (shown once; only its hash is stored):\n  ${token}\n` +
         `Set GANTRY_ADMIN_TOKEN to choose your own, or run 'gantry admin reset-token' to replace it.\n\n`,
     );

@@ -43,8 +43,8 @@ interface Demo {
 }
 
 /** Starts the demo and reads its stdout until the printout is complete (or the process ends first). */
-async function startDemo(tmp: string, args: string[] = []): Promise<Demo> {
-  const proc = Bun.spawn([BUN, "src/main.ts", "demo", "--port", String(await freePort()), "--log-level", "warn", ...args], {
+async function startDemo(tmp: string, args: string[] = [], logLevel = "warn"): Promise<Demo> {
+  const proc = Bun.spawn([BUN, "src/main.ts", "demo", "--port", String(await freePort()), "--log-level", logLevel, ...args], {
     cwd: ROOT,
     env: cleanEnv({ TMPDIR: tmp }),
     stdout: "pipe",
@@ -136,6 +136,34 @@ describe("gantry demo", () => {
       START_TIMEOUT_MS * 2,
     );
   }
+
+  test(
+    "its log is short text lines, all before the printout, which ends the output; JSON when asked for",
+    async () => {
+      const demo = await startDemo(tmp, [], "info");
+      try {
+        const [before, after] = demo.out.split("\nGantry demo is running at ");
+        // Start-up logging first, as text: the time of day, the level, the message.
+        expect(before).toMatch(/^\d\d:\d\d:\d\dZ INFO  listening url=http:\/\/127\.0\.0\.1:\d+ settings=\{/m);
+        expect(demo.out).not.toContain('{"time":');
+        // The printout last: nothing was written after it while the demo started.
+        expect(after!.endsWith("Stop with Ctrl-C.\n")).toBe(true);
+        // A short line: the settings changed from their defaults, not all sixty.
+        const listening = before!.split("\n").find((l) => l.includes(" listening "))!;
+        expect(listening.length).toBeLessThan(400);
+      } finally {
+        expect(await stop(demo, "SIGINT")).toBe(0);
+      }
+      const json = await startDemo(tmp, ["--log-format", "json"], "info");
+      try {
+        expect(json.out).toMatch(/^\{"time":"[^"]+","level":"info","msg":"listening"/m);
+      } finally {
+        expect(await stop(json, "SIGINT")).toBe(0);
+      }
+      expect(leftovers(tmp)).toEqual([]);
+    },
+    START_TIMEOUT_MS * 3,
+  );
 
   test(
     "a demo that cannot start (its port is taken) leaves no temporary data dir behind",

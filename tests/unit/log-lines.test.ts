@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createLogger } from "../../src/log";
+import { createLogger, textLogs } from "../../src/log";
+import { changedSettings, defaultConfig } from "../../src/config";
 import { requestLog } from "../../src/http/request-log";
 
 const capture = (level: "debug" | "info" = "debug") => {
@@ -57,5 +58,24 @@ describe("bounded log values", () => {
     const pretty: string[] = [];
     createLogger("debug", (l) => pretty.push(l), true).error("x", { model: long });
     expect(pretty[0]!.length).toBeLessThan(MAX_LOGGED_CHARS + 200);
+  });
+});
+
+describe("log formats", () => {
+  test("auto is text on a terminal only; json and text are what they say", () => {
+    expect([textLogs("auto", true), textLogs("auto", false), textLogs("json", true), textLogs("text", false)]).toEqual([true, false, false, true]);
+  });
+
+  test("a text line: time of day in UTC, level, message, fields as key=value (strings bare, the rest JSON, undefined left out)", () => {
+    const lines: string[] = [];
+    const log = createLogger("info", (l) => lines.push(l), true);
+    log.warn("upstream refused", { status: 401, route: "/v1/responses", detail: undefined, extra: { a: 1 } });
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\dZ WARN  upstream refused status=401 route=\/v1\/responses extra=\{"a":1\}$/);
+  });
+
+  test("the text start-up line lists only changed settings, redacted", () => {
+    const shown = changedSettings(defaultConfig({ port: 9001, adminToken: "an-admin-token-of-30-characters" }));
+    expect(Object.keys(shown)).toEqual(["port", "adminToken"]);
+    expect(String(shown.adminToken)).not.toContain("admin-token");
   });
 });
