@@ -4,6 +4,7 @@
  */
 import { Value } from "@sinclair/typebox/value";
 import { Type as t, type Static } from "@sinclair/typebox";
+import { CONTROL_CLASS, firstControl } from "../control-chars";
 import { AppError } from "../errors";
 import type { ApiKey, KeyFields, KeyUsageTotals } from "../gateway/keys/key-repository";
 import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../time-input";
@@ -31,7 +32,8 @@ const Time = t.Union([t.String({ maxLength: 64 }), t.Null()]);
 
 export const KeyInput = t.Object(
   {
-    name: t.Optional(t.String({ minLength: 1, maxLength: 100, pattern: "^[^\\s].*$" })),
+    // No leading space, no control character (it would reach terminals that print key names).
+    name: t.Optional(t.String({ minLength: 1, maxLength: 100, pattern: `^[^\\s${CONTROL_CLASS}][^${CONTROL_CLASS}]*$` })),
     status: t.Optional(t.Union([t.Literal("active"), t.Literal("disabled")])),
     notBefore: t.Optional(Time),
     expiresAt: t.Optional(Time),
@@ -128,7 +130,7 @@ function fieldProblem(field: Field, value: unknown, by: KeyInputSpeaker): string
     case "expiresAt":
       return timeProblem(field, by);
     case "name":
-      return `${name} must be 1 to 100 characters and may not start with a space.`;
+      return `${name} must be 1 to 100 characters, may not start with a space and may not contain control characters${typeof value === "string" && firstControl(value) ? ` (it holds ${firstControl(value)})` : ""}.`;
     case "status":
       return `${name} must be one of active, disabled.`;
     default:

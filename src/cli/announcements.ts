@@ -12,7 +12,7 @@ import {
 } from "../site/announcements/announcement-input";
 import type { LocaleText } from "../site/types";
 import type { Group } from "./command";
-import { STORE_SETTINGS, UsageError, printJson, table, withStore } from "./common";
+import { STORE_SETTINGS, UsageError, print, printJson, table, withStore } from "./common";
 
 const FIELD_OPTIONS = {
   title: { type: "string" },
@@ -140,7 +140,7 @@ type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
 function show(deps: Deps, item: Parameters<typeof announcementAdminView>[0], json: unknown): void {
   const v = announcementAdminView(item, deps.now());
   if (json) printJson(v);
-  else process.stdout.write(describe(v) + "\n");
+  else print(describe(v) + "\n");
 }
 
 /** The one announcement id a command names. */
@@ -181,7 +181,7 @@ export const announcementsGroup: Group = {
         withStore(values, async (deps) => {
           const views = (await deps.engagement.announcements.list()).map((a) => announcementAdminView(a, deps.now()));
           if (values.json) return printJson(views);
-          if (views.length === 0) return void process.stdout.write("No announcements yet. Create one with: gantry announcements create --title T --body B\n");
+          if (views.length === 0) return void print("No announcements yet. Create one with: gantry announcements create --title T --body B\n");
           const rows = views.map((v) => ({
             id: v.id,
             status: v.status,
@@ -194,7 +194,7 @@ export const announcementsGroup: Group = {
             dismissKey: v.dismissKey || "-",
             title: clip(v.title, 40),
           }));
-          process.stdout.write(table(rows, ["id", "status", "level", "surface", "app", "versions", "test", "expires", "dismissKey", "title"]) + "\n");
+          print(table(rows, ["id", "status", "level", "surface", "app", "versions", "test", "expires", "dismissKey", "title"]) + "\n");
         }),
     },
     {
@@ -250,7 +250,7 @@ export const announcementsGroup: Group = {
         const id = onlyId(positionals);
         return withStore(values, async (deps) => {
           const item = await deps.engagement.announcements.delete(id);
-          process.stdout.write(`announcement ${item.id} (${clip(item.title, 40)}) deleted\n`);
+          print(`announcement ${item.id} (${clip(item.title, 40)}) deleted\n`);
         });
       },
     },

@@ -1,4 +1,5 @@
 /** What every command shares: reading its settings, opening the store, printing, and failing with one clear line. */
+import { escapeControls, escapeJsonControls } from "../control-chars";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -109,12 +110,23 @@ export async function withStore<T>(values: Record<string, unknown>, fn: (deps: A
   }
 }
 
+/**
+ * Text for the terminal, which may hold stored data (names, titles, remote error messages): control characters
+ * are written as escapes (`\x1b`), so nothing stored can move the cursor, recolour, retitle or clear a terminal.
+ * Line breaks and tabs of the text itself stay. Every command prints through this, printJson or table.
+ */
+export function print(text: string): void {
+  process.stdout.write(escapeControls(text, true));
+}
+
+/** JSON.stringify escapes C0 controls itself; DEL, C1 and bidirectional controls become \u escapes (same value). */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+  process.stdout.write(escapeJsonControls(JSON.stringify(value, null, 2)) + "\n");
 }
 
 export function table(rows: Array<Record<string, unknown>>, columns: string[]): string {
-  const cell = (v: unknown) => (v === null || v === undefined ? "-" : String(v));
+  // A cell is one line: any control character in it, line breaks included, is escaped.
+  const cell = (v: unknown) => (v === null || v === undefined ? "-" : escapeControls(String(v)));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join("\n");
@@ -136,7 +148,8 @@ export function asClause(message: string): string {
  * invalid settings, 1 for anything else (a key or release that does not exist, no database, a failed sync).
  */
 export async function runCommand(name: string, fn: () => Promise<number | void> | number | void): Promise<number> {
-  const say = (text: string) => process.stderr.write(`gantry${name ? ` ${name}` : ""}: ${text}\n`);
+  // A message may quote what was typed or stored (a key name): its control characters are escaped too.
+  const say = (text: string) => process.stderr.write(`gantry${name ? ` ${name}` : ""}: ${escapeControls(text, true)}\n`);
   try {
     return (await fn()) ?? 0;
   } catch (err) {

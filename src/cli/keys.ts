@@ -5,7 +5,7 @@ import { DAY_MS, DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, keyUsageReport, usageDays, 
 import { NO_USAGE, type ApiKey } from "../gateway/keys/key-repository";
 import { formatBytes } from "../site/releases/sync-progress";
 import type { Command, Group } from "./command";
-import { STORE_SETTINGS, UsageError, printJson, table, withStore } from "./common";
+import { STORE_SETTINGS, UsageError, print, printJson, table, withStore } from "./common";
 
 const LIMIT_OPTIONS = {
   rpm: { type: "string" },
@@ -155,7 +155,7 @@ async function show(deps: Deps, id: string, json: unknown): Promise<void> {
   const key = (await deps.keys.get(id))!;
   const v = keyView(key, await deps.keys.usage(key.id), deps.now());
   if (json) printJson(v);
-  else process.stdout.write(describe(v) + "\n");
+  else print(describe(v) + "\n");
 }
 
 const STORE = STORE_SETTINGS;
@@ -170,7 +170,7 @@ function onKey(name: string, summary: string, act: (deps: Deps, key: ApiKey) => 
     settings: STORE,
     run: ({ values, positionals }) =>
       withStore(values, async (deps) => {
-        process.stdout.write((await act(deps, await target(deps, positionals))) + "\n");
+        print((await act(deps, await target(deps, positionals))) + "\n");
       }),
   };
 }
@@ -197,7 +197,7 @@ export const keysGroup: Group = {
           const { key, secret } = await deps.keys.create({ ...fields, name: input.name! });
           const v = keyView(key, await deps.keys.usage(key.id), deps.now());
           if (values.json) printJson({ ...v, key: secret });
-          else process.stdout.write(`${describe(v)}\n\nSecret (shown once, store it now):\n  ${secret}\n`);
+          else print(`${describe(v)}\n\nSecret (shown once, store it now):\n  ${secret}\n`);
         }, true);
       },
     },
@@ -213,7 +213,7 @@ export const keysGroup: Group = {
           const [keys, usage] = await Promise.all([deps.keys.list(), deps.keys.allUsage()]);
           const views = keys.map((k) => keyView(k, usage.get(k.id) ?? NO_USAGE, now));
           if (values.json) return printJson(views);
-          if (views.length === 0) return void process.stdout.write("No keys yet. Create one with: gantry keys create --name NAME\n");
+          if (views.length === 0) return void print("No keys yet. Create one with: gantry keys create --name NAME\n");
           const rows = views.map((v) => ({
             id: v.id,
             name: v.name,
@@ -226,7 +226,7 @@ export const keysGroup: Group = {
             tokens: v.usage.tokens,
             remaining: v.usage.remainingTokens ?? v.usage.remainingBalance,
           }));
-          process.stdout.write(table(rows, ["id", "name", "prefix", "state", "valid", "rpm", "rpd", "conc", "tokens", "remaining"]) + "\n");
+          print(table(rows, ["id", "name", "prefix", "state", "valid", "rpm", "rpd", "conc", "tokens", "remaining"]) + "\n");
         }),
     },
     {
@@ -289,7 +289,7 @@ export const keysGroup: Group = {
         return withStore(values, async (deps) => {
           const report = await keyUsageReport(deps, await target(deps, positionals), days);
           if (values.json) printJson(report);
-          else process.stdout.write(describeUsage(report, days, deps.now()) + "\n");
+          else print(describeUsage(report, days, deps.now()) + "\n");
         });
       },
     },

@@ -7,7 +7,7 @@ import { formatBytes, terminalProgress } from "../site/releases/sync-progress";
 import { configuredTokenFor } from "../site/releases/sync-github";
 import type { SyncReport } from "../site/releases/sync-service";
 import type { Group } from "./command";
-import { STORE_SETTINGS, UsageError, configFrom, printJson, table, withStore } from "./common";
+import { STORE_SETTINGS, UsageError, configFrom, print, printJson, table, withStore } from "./common";
 
 const META_OPTIONS = {
   notes: { type: "string" },
@@ -88,7 +88,7 @@ function printSyncReport(r: SyncReport): void {
     for (const f of r.failed) out.push(`  ${MEANWHILE_TEXT[f.meanwhile ?? "proxy"]}: ${f.version} ${f.name}: ${f.error}`);
     for (const s of r.skipped) out.push(`  skipped ${s.tag}: ${s.reason}`);
   }
-  process.stdout.write(out.join("\n") + "\n");
+  print(out.join("\n") + "\n");
 }
 
 type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
@@ -96,9 +96,9 @@ type Deps = Parameters<Parameters<typeof withStore>[1]>[0];
 async function show(deps: Deps, version: string, json: unknown): Promise<void> {
   const v = releaseView(await deps.releases.catalog.find(version));
   if (json) return printJson(v);
-  process.stdout.write(`${v.version}  published ${v.publishedAt}  minAppVersion ${v.minAppVersion || "-"}${v.prerelease ? "  (pre-release)" : ""}  rollout ${rolloutText(v)}\n`);
+  print(`${v.version}  published ${v.publishedAt}  minAppVersion ${v.minAppVersion || "-"}${v.prerelease ? "  (pre-release)" : ""}  rollout ${rolloutText(v)}\n`);
   const rows = v.assets.map((a) => ({ ...a, sha256: a.sha256 ? a.sha256.slice(7, 19) + "…" : "" }));
-  if (rows.length) process.stdout.write(table(rows, ["id", "name", "platform", "arch", "fileType", "size", "source", "sha256"]) + "\n");
+  if (rows.length) print(table(rows, ["id", "name", "platform", "arch", "fileType", "size", "source", "sha256"]) + "\n");
 }
 
 /** `100%`, `30%`, `30% (paused)`, `yanked`. */
@@ -209,7 +209,7 @@ export const releasesGroup: Group = {
         withStore(values, async (deps) => {
           const views = sortNewestFirst(await deps.releases.store.list()).map(releaseView);
           if (values.json) return printJson(views);
-          if (views.length === 0) return void process.stdout.write("No releases yet. Publish one with: gantry releases publish VERSION FILE...\n");
+          if (views.length === 0) return void print("No releases yet. Publish one with: gantry releases publish VERSION FILE...\n");
           const rows = views.map((v) => ({
             version: v.version,
             published: v.publishedAt.slice(0, 10),
@@ -221,7 +221,7 @@ export const releasesGroup: Group = {
             mirrored: v.assets.filter((a) => a.source === "mirror").length,
             downloads: v.downloads,
           }));
-          process.stdout.write(table(rows, ["version", "published", "min_app", "pre", "rollout", "origin", "assets", "mirrored", "downloads"]) + "\n");
+          print(table(rows, ["version", "published", "min_app", "pre", "rollout", "origin", "assets", "mirrored", "downloads"]) + "\n");
         }),
     },
     {
@@ -234,7 +234,7 @@ export const releasesGroup: Group = {
         const [version] = exactly(positionals, ["VERSION"]);
         return withStore(values, async (deps) => {
           const gone = await deps.releases.catalog.delete(version);
-          process.stdout.write(`release ${gone.version} deleted (${gone.assets.length} asset(s))\n`);
+          print(`release ${gone.version} deleted (${gone.assets.length} asset(s))\n`);
         });
       },
     },

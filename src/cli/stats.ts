@@ -5,7 +5,7 @@
  */
 import type { ClientStats, Distribution, OnlineSeries } from "../site/heartbeats/client-stats";
 import type { Group } from "./command";
-import { STORE_SETTINGS, printJson, table, withStore } from "./common";
+import { STORE_SETTINGS, print, printJson, table, withStore } from "./common";
 
 function distributionTable(title: string, d: Distribution, online: number): string {
   const rows = Object.entries(d).map(([value, clients]) => ({
@@ -55,7 +55,7 @@ export const statsGroup: Group = {
         withStore(values, async (deps) => {
           const s = await deps.engagement.stats.clients();
           if (values.json) printJson(s);
-          else process.stdout.write(describeClients(s) + "\n");
+          else print(describeClients(s) + "\n");
         }),
     },
     {
@@ -71,7 +71,7 @@ export const statsGroup: Group = {
         withStore(values, async (deps) => {
           const s = await deps.engagement.stats.series({ minutes: values.minutes as string | undefined, step: values.step as string | undefined });
           if (values.json) printJson(s);
-          else process.stdout.write(describeSeries(s) + "\n");
+          else print(describeSeries(s) + "\n");
         }),
     },
   ],

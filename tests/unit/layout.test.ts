@@ -55,6 +55,7 @@ const PURE = [
   "src/site/downloads/mirror-location.ts",
   "src/site/query-params.ts",
   "src/time-input.ts",
+  "src/control-chars.ts",
 ];
 const IMPURE_PACKAGES = /^(elysia|@elysiajs\/|bun:sqlite$|bun$|node:fs|node:child_process|node:net)/;
 

@@ -6,6 +6,7 @@
 import type { AnnouncementFields } from "./announcement-repository";
 import { Value } from "@sinclair/typebox/value";
 import { Type as t, type Static, type TSchema } from "@sinclair/typebox";
+import { firstControl } from "../../control-chars";
 import { AppError } from "../../errors";
 import { normalizeLocale } from "./announcements";
 import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../types";
@@ -175,6 +176,24 @@ function canonicalLocales(locales: Record<string, LocaleText>): Record<string, L
   return out;
 }
 
+/**
+ * Texts shown in clients, the back office and terminals carry no control characters (an ESC in a title would
+ * drive the terminal of whoever lists announcements); a body may have tabs and line breaks.
+ */
+function refuseControls(input: AnnouncementInput): void {
+  const check = (param: string, value: string | undefined, lines: boolean) => {
+    const found = value === undefined ? null : firstControl(value, lines);
+    if (found) throw bad(param, `'${param}' may not contain control characters${lines ? " other than tabs and line breaks" : ""} (it holds ${found}).`);
+  };
+  for (const f of ["title", "ctaText", "app"] as const) check(f, input[f], false);
+  check("body", input.body, true);
+  for (const [tag, text] of Object.entries(input.locales ?? {})) {
+    check(`locales.${tag}.title`, text.title, false);
+    check(`locales.${tag}.ctaText`, text.ctaText, false);
+    check(`locales.${tag}.body`, text.body, true);
+  }
+}
+
 const DEFAULTS = {
   type: "modal",
   displayType: "modal",
@@ -189,6 +208,7 @@ const DEFAULTS = {
  * (GitHub's rule for announcement banners): `dismissKey: ""` is accepted only together with `expiresAt`.
  */
 export function resolveAnnouncement(input: AnnouncementInput, base: AnnouncementFields | null, ctx: ResolveContext): AnnouncementFields {
+  refuseControls(input);
   const title = (input.title ?? base?.title ?? "").trim();
   if (title === "") throw bad("title", base ? "'title' may not be empty." : "An announcement needs a 'title'.");
   const body = input.body ?? base?.body;
