@@ -177,7 +177,7 @@ export const LatestDocument = t.Object(
     minAppVersion: t.String(),
     assets: t.Array(LatestAsset),
     download: t.Object({}, open),
-    manifest: t.Object({ url: t.String() }, open),
+    manifest: t.Union([t.Object({ url: t.String() }, open), t.Null()], { description: "The legacy manifest; null when /update/latest.json would answer 404 (no web bundle)" }),
     heartbeat: t.Object({}, open),
   },
   open,

@@ -67,6 +67,8 @@ describe("before anything is published", () => {
       intervalSeconds: 60,
       onlineWindowSeconds: 300,
     });
+    // The document points at no manifest that answers 404.
+    expect(doc.manifest).toBeNull();
     const legacy = await fetch(`${g.url}/update/latest.json`);
     expect(legacy.status).toBe(404);
     expect(legacy.headers.get("cache-control")).toBe("no-cache");

@@ -47,7 +47,11 @@ export interface LatestDocument {
     /** The recommended assets among `assets`, for a download button per platform/arch. */
     recommended: Array<Pick<LatestAsset, "id" | "name" | "platform" | "arch" | "fileType" | "downloadUrl">>;
   };
-  manifest: { url: string };
+  /**
+   * The legacy manifest (/update/latest.json), or null when it would answer 404: no downloadable web-*.zip
+   * offered to clients outside every rollout group. Never a link that answers 404.
+   */
+  manifest: { url: string } | null;
   heartbeat: {
     url: string;
     method: "POST";
@@ -253,7 +257,13 @@ function toLatestAsset(a: AssetWithRecommendation, baseUrl: string): LatestAsset
  * No release yet still yields a full document (version "", no assets): clients need the heartbeat settings
  * before the first release exists, so the route answers 200 rather than 404.
  */
-export function buildLatestDocument(release: Release | null, query: LatestQuery, ctx: SiteContext): LatestDocument {
+export function buildLatestDocument(
+  release: Release | null,
+  query: LatestQuery,
+  ctx: SiteContext,
+  /** Whether /update/latest.json answers 200 (see LatestDocument.manifest); the caller knows its releases. */
+  manifestServed = true,
+): LatestDocument {
   const base = trimBase(ctx.baseUrl);
   const assets = release
     ? markRecommended(release.assets)
@@ -273,7 +283,7 @@ export function buildLatestDocument(release: Release | null, query: LatestQuery,
         .filter((a) => a.recommended)
         .map(({ id, name, platform, arch, fileType, downloadUrl }) => ({ id, name, platform, arch, fileType, downloadUrl })),
     },
-    manifest: { url: `${base}/update/latest.json` },
+    manifest: manifestServed ? { url: `${base}/update/latest.json` } : null,
     heartbeat: {
       url: `${base}/api/v1/client/heartbeat`,
       method: "POST",

@@ -69,7 +69,11 @@ export function releaseDocuments(deps: ReleaseDocumentsDeps): { latest: Document
         const baseUrl = publicBaseUrl(request, deps.config);
         const variants = documents.getValue(latestKey(baseUrl, q), async () => {
           const ctx = { baseUrl, heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS, onlineWindowSeconds: ONLINE_WINDOW_SECONDS };
-          return renderVariants(planLatest(await offered(), q), (r) => buildLatestDocument(r, q, ctx));
+          const releases = await offered();
+          // Advertised only when it answers every client (a web zip offered outside any rollout group): a client
+          // in a group might get one where others get 404, and a document must not point at a 404.
+          const manifestServed = planLegacyManifest(releases).base !== null;
+          return renderVariants(planLatest(releases, q), (r) => buildLatestDocument(r, q, ctx, manifestServed));
         });
         return whenReady(variants, (v) => variantReply(request, params, v, reportedVersion));
       },
