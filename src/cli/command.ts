@@ -149,5 +149,5 @@ function runLeaf(c: Command, args: string[]): Promise<number> {
     if (asksForHelp(args)) return print(commandHelp(c));
     const parsed = parse(args, c.options ?? {}, c.positionals ?? false, c.settings);
     return c.run(parsed, args);
-  });
+  }, [...Object.keys(c.options ?? {}), ...(c.settings ?? [])]);
 }

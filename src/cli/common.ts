@@ -143,13 +143,28 @@ export function asClause(message: string): string {
   return /^[A-Z][a-z]/.test(m) ? m[0].toLowerCase() + m.slice(1) : m;
 }
 
+const kebab = (field: string) => field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/**
+ * A message of the rules shared with the admin API in the words of the command line: each quoted JSON field name
+ * that is one of the command's flags becomes that flag ('expiresAt' -> --expires-at; 'locales.zh-CN.title' ->
+ * --locale-text zh-CN.title). Quoted values that name no flag are left alone.
+ */
+export function inFlagWords(message: string, flags: readonly string[]): string {
+  if (flags.length === 0) return message;
+  return message
+    .replace(/'locales\.([^.'\s]+)\.([A-Za-z]+)'/g, (all, tag: string, field: string) => (flags.includes("locale-text") ? `--locale-text ${tag}.${kebab(field)}` : all))
+    .replace(/'([a-z][A-Za-z0-9]*)'/g, (all, field: string) => (flags.includes(kebab(field)) ? `--${kebab(field)}` : all));
+}
+
 /**
  * Runs a command, turning known failures into a message on stderr and an exit code: 2 for wrong usage and
  * invalid settings, 1 for anything else (a key or release that does not exist, no database, a failed sync).
  */
-export async function runCommand(name: string, fn: () => Promise<number | void> | number | void): Promise<number> {
-  // A message may quote what was typed or stored (a key name): its control characters are escaped too.
-  const say = (text: string) => process.stderr.write(`gantry${name ? ` ${name}` : ""}: ${escapeControls(text, true)}\n`);
+export async function runCommand(name: string, fn: () => Promise<number | void> | number | void, flags: readonly string[] = []): Promise<number> {
+  // A message may quote what was typed or stored (a key name): its control characters are escaped too. The rules
+  // shared with the admin API name JSON fields ('expiresAt'); the user typed flags (--expires-at).
+  const say = (text: string) => process.stderr.write(`gantry${name ? ` ${name}` : ""}: ${escapeControls(inFlagWords(text, flags), true)}\n`);
   try {
     return (await fn()) ?? 0;
   } catch (err) {

@@ -85,7 +85,7 @@ describe("the CLI applies the same rules", () => {
   test("a bare date and a javascript: link exit 2 with the reason", () => {
     const date = run("--expires-at", "2026-01-01");
     expect(date.code).toBe(2);
-    expect(date.stderr).toContain("'expiresAt' must be an ISO 8601 date-time with a time zone");
+    expect(date.stderr).toContain("--expires-at must be an ISO 8601 date-time with a time zone");
     const link = run("--cta-url", "javascript:alert(1)");
     expect(link.code).toBe(2);
     expect(link.stderr).toContain("javascript: scheme");

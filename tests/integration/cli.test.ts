@@ -187,6 +187,10 @@ describe("wrong usage: one line, exit 2", () => {
     [["service", "uninstall"], "gantry service: unknown command 'uninstall' (see gantry service --help)"],
     [["admin", "reset"], "gantry admin: unknown command 'reset' (see gantry admin --help)"],
     [["nonsense"], "gantry: unknown command 'nonsense' (see gantry --help)"],
+    // The rules shared with the admin API, in the flags the user typed (not 'expiresAt'), values still quoted.
+    [["announcements", "create", "--title", "T", "--body", "B", "--expires-at", "2020-01-01"], "gantry announcements create: --expires-at must be an ISO 8601 date-time with a time zone (e.g. 2026-01-01T08:00:00Z or 2026-01-01T08:00:00+08:00), got '2020-01-01'"],
+    [["announcements", "create", "--title", "T", "--body", "B", "--start-at", "2021-01-01T00:00:00Z", "--expires-at", "2020-01-01T00:00:00Z"], "gantry announcements create: --expires-at must be later than --start-at"],
+    [["announcements", "create", "--title", "T", "--body", "B", "--min-version", "2.0", "--max-version", "1.0"], "gantry announcements create: --min-version 2.0 is above --max-version 1.0"],
   ];
   for (const [args, line] of cases) {
     test(`gantry ${args.join(" ")}`, () => {
