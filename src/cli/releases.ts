@@ -22,7 +22,10 @@ const PUBLISH_HELP = `FILE is a local path (copied into the mirror; SHA-256 comp
 Publishing to an existing version adds the files (a file of the same name is replaced).
 Platform, arch and file type are derived from each file name (change them with gantry releases classify).
 A file whose platform the name does not tell is refused unless --platform and --arch are given; they then
-classify every FILE of the command (--arch may be left out for --platform web).`;
+classify every FILE of the command (--arch may be left out for --platform web).
+Side files carry no platform or arch, with or without --platform, and are never refused for it: checksums
+(.sha256, .sha512, SHA256SUMS.txt), signatures (.sig, .minisig, .asc), notes (.txt, .md), update metadata
+(.yml, .json, .xml) and blockmaps.`;
 
 const SYNC_HELP = `Mirrors releases and their assets from GitHub Releases (or a compatible API), with a progress bar on a terminal.
 --github defaults to GANTRY_SYNC_GITHUB, --api-url to GANTRY_SYNC_API_URL, --token to GANTRY_SYNC_TOKEN

@@ -4,12 +4,13 @@
  * offer it, silently. So the publish is refused with the flags that fix it, unless they are given.
  *
  * Decisions:
- * - `--platform` and `--arch`, when given, classify every FILE of that command (as `releases classify` would, and
- *   kept by later re-publishes and syncs); files of other platforms go in a command of their own.
+ * - `--platform` and `--arch`, when given, classify every FILE of that command but its side files (as `releases
+ *   classify` would, and kept by later re-publishes and syncs); files of other platforms go in a command of their own.
  * - `--platform` without `--arch` is refused for every platform but `web` (whose bundles are `universal`): a
  *   guessed x64 would offer the file to the wrong machines.
- * - Side files carry no platform by nature (checksums, signatures, update metadata, blockmaps) and are published
- *   without one, as before.
+ * - Side files carry no platform by nature (checksums, signatures, notes, update metadata, blockmaps) and are
+ *   published without one, also when --platform is given: a SHA256SUMS.txt classified linux would show up in a
+ *   platform-filtered document as if it were something to install.
  */
 import { AppError } from "../../errors";
 import { classifyAsset } from "./classify";
@@ -17,10 +18,14 @@ import { checkClassification, type PublishSource } from "./release-catalog";
 
 const SIDE_FILE_TYPES = new Set(["blockmap", "yml", "yaml", "json", "xml", "txt", "md", "sig", "minisig", "asc", "sha256", "sha512"]);
 
+/** A checksum, signature, notes, update metadata or blockmap file: by its type, never a platform of its own. */
+export function isSideFile(name: string): boolean {
+  return SIDE_FILE_TYPES.has(classifyAsset(name).fileType);
+}
+
 /** Whether a file needs the operator to name its platform: the name does not tell and it is not a side file. */
 export function platformUnknown(name: string): boolean {
-  const c = classifyAsset(name);
-  return c.platform === "" && !SIDE_FILE_TYPES.has(c.fileType);
+  return classifyAsset(name).platform === "" && !isSideFile(name);
 }
 
 /** Sources with the operator's classification attached, or a 400 naming the files and the flags to give. */
@@ -40,5 +45,5 @@ export function withPublishPlatform(sources: PublishSource[], flags: { platform?
   if (!checked.platform) throw new AppError("invalid_request", "--platform cannot be empty.", { param: "platform" });
   if (checked.platform === "web") checked.arch = checked.arch || "universal";
   if (!checked.arch) throw new AppError("invalid_request", `--platform ${checked.platform} needs --arch (x64, arm64, x86, universal).`, { param: "arch" });
-  return sources.map((s) => ({ ...s, classification: { platform: checked.platform, arch: checked.arch } }));
+  return sources.map((s) => (isSideFile(s.name) ? s : { ...s, classification: { platform: checked.platform, arch: checked.arch } }));
 }
