@@ -39,9 +39,9 @@ function gatewayRoutes(deps: AppDeps) {
     app.post(`${prefix}/responses`, ({ request }) => handleResponses(deps, request), { parse: "none", detail: GATEWAY_DOCS.responses });
     app.post(`${prefix}/chat/completions`, ({ request }) => handleChatCompletions(deps, request), { parse: "none", detail: GATEWAY_DOCS.chat });
     app.get(`${prefix}/models`, ({ request }) => handleModels(deps, request), { detail: GATEWAY_DOCS.models });
-    app.get(`${prefix}/responses/:id`, ({ request, params }) => handleGetResponse(deps, request, params.id));
-    app.get(`${prefix}/responses/:id/input_items`, ({ request, params }) => handleInputItems(deps, request, params.id));
-    app.delete(`${prefix}/responses/:id`, ({ request, params }) => handleDeleteResponse(deps, request, params.id));
+    app.get(`${prefix}/responses/:id`, ({ request, params }) => handleGetResponse(deps, request, params.id), { detail: GATEWAY_DOCS.getResponse });
+    app.get(`${prefix}/responses/:id/input_items`, ({ request, params }) => handleInputItems(deps, request, params.id), { detail: GATEWAY_DOCS.inputItems });
+    app.delete(`${prefix}/responses/:id`, ({ request, params }) => handleDeleteResponse(deps, request, params.id), { detail: GATEWAY_DOCS.deleteResponse });
   }
   return app;
 }

@@ -296,7 +296,42 @@ export const GATEWAY_DOCS = {
     security,
     responses: { "200": json(ModelList, "The models this key may use"), ...errors(401, 403, 429, 502, 503) },
   },
-} as unknown as Record<"responses" | "chat" | "models", DocumentDecoration>;
+  getResponse: {
+    tags: ["Model gateway"],
+    summary: "Retrieve a stored response",
+    description: "A response this key created with `store` (the default), as it was returned. Another key's, an expired or a deleted one is a 404. Also served at `/responses/{id}`.",
+    security,
+    responses: { "200": json(ResponseObject, "The stored response"), ...errors(401, 403, 404, 429) },
+  },
+  inputItems: {
+    tags: ["Model gateway"],
+    summary: "List a stored response's input items",
+    description: "The items of the request that created the response, newest first unless `order=asc`. Also served at `/responses/{id}/input_items`.",
+    security,
+    parameters: [
+      query("limit", "1 to 100 (default 20)", t.Integer({ minimum: 1, maximum: 100 })),
+      query("order", "desc (default) or asc", t.Union([t.Literal("desc"), t.Literal("asc")])),
+      query("after", "An item id: the page starts after it"),
+    ],
+    responses: {
+      "200": json(
+        t.Object({ object: t.Literal("list"), data: t.Array(t.Object({}, { additionalProperties: true })), first_id: t.Union([t.String(), t.Null()]), last_id: t.Union([t.String(), t.Null()]), has_more: t.Boolean() }),
+        "A page of input items",
+      ),
+      ...errors(400, 401, 403, 404, 429),
+    },
+  },
+  deleteResponse: {
+    tags: ["Model gateway"],
+    summary: "Delete a stored response",
+    description: "Removes a response this key stored; it can no longer be retrieved or continued. Also served at `/responses/{id}`.",
+    security,
+    responses: {
+      "200": json(t.Object({ id: t.String(), object: t.Literal("response"), deleted: t.Literal(true) }), "Deleted"),
+      ...errors(401, 403, 404, 429),
+    },
+  },
+} as unknown as Record<"responses" | "chat" | "models" | "getResponse" | "inputItems" | "deleteResponse", DocumentDecoration>;
 
 /** Documentation of the site routes, merged by path and method into the generated document. */
 export const SITE_DOCS: Record<string, Record<string, Record<string, unknown>>> = {

@@ -35,6 +35,21 @@ describe("OpenAPI document", () => {
     expect(Object.keys(doc.paths["/dl/{token}"]).sort()).toEqual(["get", "head"]);
   });
 
+  test("every operation has a tag the document declares: the stored-response routes are gateway routes, not 'Other'", () => {
+    const declared = new Set(doc.tags.map((t: any) => t.name));
+    const untagged: string[] = [];
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        if (!op.tags?.length || !op.tags.every((t: string) => declared.has(t))) untagged.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(untagged).toEqual([]);
+    for (const path of ["/v1/responses/{id}", "/v1/responses/{id}/input_items", "/responses/{id}"]) {
+      for (const op of Object.values<any>(doc.paths[path])) expect(op.tags).toEqual(["Model gateway"]);
+    }
+    expect(doc.paths["/v1/responses/{id}"].delete.summary).toBe("Delete a stored response");
+  });
+
   test("gateway operations carry request and response shapes, and the bearer scheme", () => {
     const op = doc.paths["/v1/responses"].post;
     expect(op.requestBody.content["application/json"].schema.properties.model.type).toBe("string");
