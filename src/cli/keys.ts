@@ -121,13 +121,20 @@ export function describeUsage(report: Awaited<ReturnType<typeof keyUsageReport>>
     total.input += day.input;
     total.output += day.output;
     total.cost += day.cost;
-    rows.push({ day: new Date(bucket).toISOString().slice(0, 10), ...day, cost: day.cost.toFixed(4) });
+    // A day without a request is left out: thirty rows of zeros hide the few that say something.
+    if (day.requests > 0) rows.push({ day: new Date(bucket).toISOString().slice(0, 10), ...day, cost: day.cost.toFixed(4) });
   }
-  rows.push({ day: "total", ...total, cost: total.cost.toFixed(4) });
+  const span = `the last ${days} UTC day${days === 1 ? "" : "s"}`;
+  const perDay =
+    rows.length === 0
+      ? [`No requests in ${span}.`]
+      : [
+          `Requests and tokens per UTC day with requests: ${rows.length} of ${span} (cost in the prices' currency):`,
+          table([...rows, { day: "total", ...total, cost: total.cost.toFixed(4) }], ["day", "requests", "errors", "input", "output", "cost"]),
+        ];
   return [
     `${v.name} (${v.id}): ${v.state}, valid ${validity(v)}`,
-    `Requests and tokens per UTC day, the last ${days} day${days === 1 ? "" : "s"} (cost in the prices' currency):`,
-    table(rows, ["day", "requests", "errors", "input", "output", "cost"]),
+    ...perDay,
     `Quota period: ${v.usage.requests} requests, ${v.usage.tokens} tokens, spent ${v.usage.spent}; ` +
       `remaining: tokens ${v.usage.remainingTokens ?? "unlimited"}, balance ${v.usage.remainingBalance ?? "unlimited"}`,
     storedLine(report.storedResponses),

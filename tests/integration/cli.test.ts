@@ -276,22 +276,31 @@ describe("keys", () => {
     await g.stop();
   });
 
-  test("keys usage: a row per UTC day with requests and tokens, then the total", () => {
+  test("keys usage: a row per UTC day with requests (days without any left out), then the total", () => {
     const r = gantry("keys", "usage", "alpha", "--days", "3", "--data-dir", dir);
     expect(r.code).toBe(0);
+    expect(r.stdout).toContain("per UTC day with requests: 2 of the last 3 UTC days");
     const lines = r.stdout.split("\n");
     const header = lines.findIndex((l) => l.startsWith("DAY"));
     expect(lines[header].split(/\s+/)).toEqual(["DAY", "REQUESTS", "ERRORS", "INPUT", "OUTPUT", "COST"]);
-    const rows = lines.slice(header + 1, header + 5).map((l) => l.split(/\s+/));
+    const rows = lines.slice(header + 1, header + 4).map((l) => l.split(/\s+/));
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     const now = Date.now();
-    expect(rows.map((c) => c[0])).toEqual([day(now - 2 * DAY), day(now - DAY), day(now), "total"]);
+    expect(rows.map((c) => c[0])).toEqual([day(now - 2 * DAY), day(now), "total"]);
     expect(rows.map((c) => c.slice(1, 5))).toEqual([
       ["1", "1", "0", "0"],
-      ["0", "0", "0", "0"],
       ["2", "0", "300", "30"],
       ["3", "1", "300", "30"],
     ]);
+  });
+
+  test("keys usage of a key without requests: one line, no table of zeros", async () => {
+    await g.createKey({ name: "idle" });
+    const r = gantry("keys", "usage", "idle", "--data-dir", dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("No requests in the last 30 UTC days.");
+    expect(r.stdout).not.toContain("DAY");
+    expect(r.stdout.split("\n").length).toBeLessThan(8);
   });
 
   test("keys usage --json is the admin API's answer", async () => {
