@@ -8,6 +8,7 @@ import { sha256Hex } from "../secrets";
 import appCss from "./assets/app.css" with { type: "text" };
 import announcementsJs from "./assets/announcements.browser.js" with { type: "text" };
 import chartsJs from "./assets/charts.browser.js" with { type: "text" };
+import timeJs from "./assets/time.browser.js" with { type: "text" };
 import clientsJs from "./assets/clients.browser.js" with { type: "text" };
 import commonJs from "./assets/common.browser.js" with { type: "text" };
 import docsJs from "./assets/docs.browser.js" with { type: "text" };
@@ -34,6 +35,7 @@ const ASSETS: Record<string, Asset> = {
   "app.css": asset(appCss, "text/css; charset=utf-8"),
   "common.js": asset(commonJs, JS),
   "charts.js": asset(chartsJs, JS),
+  "time.js": asset(timeJs, JS),
   "form-errors.js": asset(formErrorsJs, JS),
   "overview.js": asset(overviewJs, JS),
   "keys.js": asset(keysJs, JS),
@@ -46,8 +48,8 @@ const ASSETS: Record<string, Asset> = {
 };
 
 const AREAS = {
-  "/admin": ["app.css", "common.js", "charts.js", "form-errors.js", "overview.js", "keys.js", "announcements.js", "releases.js", "clients.js"],
-  "/portal": ["app.css", "charts.js", "portal.js"],
+  "/admin": ["app.css", "common.js", "time.js", "charts.js", "form-errors.js", "overview.js", "keys.js", "announcements.js", "releases.js", "clients.js"],
+  "/portal": ["app.css", "time.js", "charts.js", "portal.js"],
   "/docs": ["app.css", "docs.js", "markdown.js"],
 } as const;
 

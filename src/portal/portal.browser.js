@@ -1,6 +1,7 @@
 // The key holder's portal: the pasted key goes to POST /portal/api/usage as a bearer token (never in a URL,
 // never stored); the answer is that key's limits, models, remaining quota and usage. Served as /portal/assets/portal.js.
 import { lineChart } from "./charts.js";
+import { fmtDate } from "./time.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -47,8 +48,8 @@ function render(data) {
         ["Max tokens per request", num(l.maxTokens)],
         ["Token quota", num(l.quotaTokens)],
         ["Balance", num(l.balance)],
-        ["Valid from", k.notBefore || "—"],
-        ["Expires", k.expiresAt || "never"],
+        ["Valid from", fmtDate(k.notBefore)],
+        ["Expires", k.expiresAt ? fmtDate(k.expiresAt) : "never"],
         ["Models", models],
       ].map(([a, b]) => el("tr", null, el("th", null, a), el("td", null, b))),
     ),
@@ -90,7 +91,7 @@ function render(data) {
       ),
       el("section", "panel", el("h2", null, "Tokens per day (last 30 days)"), chart),
       el("section", "panel", el("h2", null, "Limits and models"), el("div", "table-wrap", limits)),
-      el("p", "muted", "Updated " + new Date(data.generatedAt).toLocaleString()),
+      el("p", "muted", "Updated " + fmtDate(data.generatedAt)),
     ),
   );
   view.hidden = false;

@@ -59,6 +59,24 @@ describe.skipIf(!HAS_CHROMIUM)("portal and docs in Chromium", () => {
     }, TEST_TIMEOUT_MS);
   }
 
+  test("times are UTC and say so, as in the back office, whatever the browser's zone", async () => {
+    const expiring = await g.createKey({ name: "portal-expiring", expiresAt: Date.parse("2031-03-04T05:06:00Z") });
+    // A browser far from UTC: a local time would read 13:06 here.
+    const context = await browser.newContext({ timezoneId: "Asia/Shanghai", viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${g.url}/portal`);
+      await page.fill("#key-input", expiring);
+      await page.click('#key-form button[type="submit"]');
+      await page.locator("#view h1", { hasText: "portal-expiring" }).waitFor();
+      const text = (await page.locator("#view").textContent())!;
+      expect(text).toContain("2031-03-04 05:06 UTC");
+      expect(text).toMatch(/Updated \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    } finally {
+      await context.close();
+    }
+  }, TEST_TIMEOUT_MS);
+
   test("a wrong key shows only the generic message", async () => {
     const { context } = await newContext(browser, g.url, "desktop");
     try {

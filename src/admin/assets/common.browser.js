@@ -122,12 +122,7 @@ export function fmtBytes(n) {
   return i === 0 ? v + " B" : v.toFixed(1) + " " + units[i];
 }
 
-export function fmtDate(iso) {
-  if (!iso) return "—";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
-}
+export { fmtDate } from "./time.js";
 
 /** "1 asset", "2 assets": a count with its noun, pluralised by adding "s" unless a plural is given. */
 export function plural(n, noun, nouns) {
