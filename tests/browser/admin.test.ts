@@ -391,6 +391,17 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     await block.locator('.rollout-controls button[type="submit"]').click();
     await waitForText(page.locator('.release[data-version="1.5.0"] .badge.rollout'), /^rollout 30%$/);
     expect(await state()).toMatchObject({ rolloutPercent: 30, rolloutPaused: false, yanked: false });
+    await screenshot(page, "releases-rollout-desktop");
+    // "Rollout [30] %" and its buttons on one line: the label no taller than the field in it, and every control's
+    // middle at the same height (before: the label stacked its word, the field and the % in a column).
+    const boxes = await page
+      .locator('.release[data-version="1.5.0"] .rollout-controls > *, .release[data-version="1.5.0"] .rollout-controls input')
+      .evaluateAll((els) => els.map((e) => { const r = e.getBoundingClientRect(); return { tag: e.tagName, middle: r.top + r.height / 2, height: r.height }; }));
+    const label = boxes.find((b) => b.tag === "LABEL")!;
+    const field = boxes.find((b) => b.tag === "INPUT")!;
+    expect(label.height).toBeLessThan(field.height + 4);
+    const middles = boxes.map((b) => b.middle);
+    expect(Math.max(...middles) - Math.min(...middles)).toBeLessThan(4);
 
     await page.locator('.release[data-version="1.5.0"] .rollout-controls button', { hasText: "Pause" }).click();
     await waitForText(page.locator('.release[data-version="1.5.0"] .badge.rollout'), /^rollout 30% · paused$/);
