@@ -24,6 +24,7 @@ import { createPrometheusMetrics, type MetricSources } from "./http/prometheus";
 import { openSqliteStores } from "./store/sqlite/stores";
 import { openPostgresStores } from "./store/postgres/stores";
 import { RedisLimiter } from "./store/redis/limiter";
+import { recordedHistory } from "./gateway/usage/limiter-history";
 import { RedisAdminSessions } from "./store/redis/admin-sessions";
 import { RedisHeartbeatLimits } from "./store/redis/heartbeat-limits";
 import { InProcessHeartbeatLimits } from "./site/heartbeats/heartbeat-limits";
@@ -168,6 +169,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     const redis = new RedisLimiter(config.redisUrl, {
       leaseMs: config.redisLeaseSeconds * 1000,
       fallback: config.redisFailOpen ? new InProcessLimiter() : undefined,
+      history: recordedHistory(keys, ledger),
       onError: (err) => log.warn(config.redisFailOpen ? "redis unreachable: admitting against this instance's share of each limit" : "redis unreachable: gateway requests get 503 until it is back", { error: (err as Error).message }),
       onRecover: () => log.info("redis reachable again: limits are shared again"),
     });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { isAppError } from "../../src/errors";
-import type { KeyLimits, RecordedUsage } from "../../src/gateway/limits/limiter";
+import type { AdmitResult, KeyLimits, RecordedUsage } from "../../src/gateway/limits/limiter";
 import { InProcessLimiter } from "../../src/gateway/limits/limiter";
 import { RedisLimiter } from "../../src/store/redis/limiter";
 import { pollUntil } from "../support/poll";
@@ -163,6 +163,63 @@ if (unavailable) {
         expect(again.filter((r) => r.ok)).toHaveLength(100);
       } finally {
         for (const l of instances) l.close();
+        await redis.stop();
+      }
+    });
+
+    test("Redis restarted empty: running calls are registered again, and the day's requests and the quota come back from the record", { timeout: 30_000 }, async () => {
+      const redis = await startRedisServer();
+      // The record (the database): every settled call is a ledger row and adds to its key's totals.
+      const rows = new Map<string, number>();
+      const used = new Map<string, number>();
+      const history = { usage: async (k: string) => ({ tokens: used.get(k) ?? 0, spent: 0, requests: rows.get(k) ?? 0 }) };
+      const a = new RedisLimiter(redis.url, { leaseMs: 3000, history });
+      const b = new RedisLimiter(redis.url, { leaseMs: 3000, history });
+      const settle = (l: RedisLimiter, k: string, tokens: number, slot = true) => {
+        l.settle(k, R, { tokens, cost: 0 }, slot);
+        rows.set(k, (rows.get(k) ?? 0) + 1);
+        used.set(k, (used.get(k) ?? 0) + tokens);
+      };
+      try {
+        await a.start();
+        await b.start();
+        await pollUntil(() => [a.instanceCount(), b.instanceCount()], (n) => n.every((c) => c === 2), { timeoutMs: 10_000, what: "both instances registered" });
+        // Three calls of a concurrency-3 key running (two on b, one on a), a day's 5 requests spent, a quota spent.
+        const c = keyId();
+        const conc = { ...NONE, concurrency: 3 };
+        for (const l of [b, b, a]) expect((await l.admit(c, conc, FRESH, R, 0, GENERATE)).ok).toBe(true);
+        expect((await a.admit(c, conc, FRESH, R, 0, GENERATE)).ok).toBe(false);
+        const d = keyId();
+        const day = { ...NONE, rpd: 5 };
+        for (let i = 0; i < 5; i++) {
+          expect((await a.admit(d, day, FRESH, R, 0, GENERATE)).ok).toBe(true);
+          settle(a, d, 10);
+        }
+        const q = keyId();
+        const quota = { ...NONE, quotaTokens: 1000 };
+        expect((await a.admit(q, quota, FRESH, R, 0, GENERATE)).ok).toBe(true);
+        settle(a, q, 1000);
+
+        await redis.down();
+        await redis.up(); // no persistence: it comes back empty
+
+        // The first answer that is not "unavailable" (Redis is back) must already count everything.
+        const next = (l: RedisLimiter, k: string, limits: KeyLimits) =>
+          pollUntil(() => l.admit(k, limits, FRESH, R, 1000, GENERATE).catch((e) => e), (r) => !(isAppError(r) && r.status === 503), {
+            timeoutMs: 10_000,
+            stepMs: 20,
+            what: "an answer from Redis again",
+          }).then((p) => p.value as AdmitResult);
+        expect(await next(a, c, conc)).toMatchObject({ ok: false, code: "concurrent_limit" });
+        expect(await next(b, d, day)).toMatchObject({ ok: false, code: "rate_limit_rpd" });
+        expect(await next(a, q, quota)).toMatchObject({ ok: false, code: "quota_exceeded" });
+        // The calls registered again are the same leases: one settled, its slot is free again (and only one).
+        b.settle(c, R, { tokens: 0, cost: 0 }, true);
+        await pollUntil(() => a.admit(c, conc, FRESH, R, 1000, GENERATE), (r) => r.ok, { what: "the settled call's slot" });
+        expect((await a.admit(c, conc, FRESH, R, 1000, GENERATE)).ok).toBe(false);
+      } finally {
+        a.close();
+        b.close();
         await redis.stop();
       }
     });

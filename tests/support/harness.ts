@@ -16,6 +16,7 @@ import { freshDatabase } from "./postgres";
 import { redisUrl } from "./redis";
 import { s3Server } from "./s3";
 import { RedisLimiter } from "../../src/store/redis/limiter";
+import { recordedHistory } from "../../src/gateway/usage/limiter-history";
 
 /**
  * The backends of the servers tests start: SQLite in memory and the in-process limiter by default;
@@ -96,11 +97,12 @@ export async function startGantry(
   let pgQuery: ((text: string, params: unknown[]) => Promise<Array<Record<string, any>>>) | null = null;
   let limiter: RedisLimiter | undefined;
   if (TEST_BACKEND === "shared" && options.databasePath === undefined) {
-    limiter = new RedisLimiter(await redisUrl());
-    await limiter.start();
     const pg = options.databaseUrl ? null : await freshDatabase();
     const pgStores = await openPostgresStores({ url: options.databaseUrl ?? pg!.url, now: options.now });
     stores = pgStores;
+    // As a server builds it (deps.ts): a key Redis holds nothing for is built from this database's record.
+    limiter = new RedisLimiter(await redisUrl(), { history: recordedHistory(pgStores.keys, pgStores.ledger) });
+    await limiter.start();
     pgQuery = async (text, params) => [...(await pgStores.sql.unsafe(text, params as any[]))];
     if (pg) dropDatabase = pg.drop;
   } else {

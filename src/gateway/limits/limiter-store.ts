@@ -57,6 +57,15 @@ export interface RecordedUsage {
   since: number | null;
 }
 
+/**
+ * What the durable record says a key has used, for a shared limiter whose store came back empty (a Redis
+ * restarted without persistence): the quota used in the current period, and how many calls were admitted and
+ * settled since `since` (ledger rows), which is what a day's request budget must not forget.
+ */
+export interface LimiterHistory {
+  usage(keyId: string, since: number): Promise<{ tokens: number; spent: number; requests: number }>;
+}
+
 export interface LimiterStore {
   /** Decides every check, then consumes, in one atomic step (a shared backend: one script or transaction). */
   admit(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): Promise<AdmitResult>;

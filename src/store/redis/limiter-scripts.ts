@@ -6,6 +6,10 @@
  * set: lease id -> expiry in Redis time, ms), `r` (hash: lease id -> "tokens cost slot"). A lease holds a
  * request's reservation and concurrency slot; its holder renews it while the request runs, and an expired lease
  * (its instance died) is given back by the next script that meets the key.
+ *
+ * A key's state is complete once it has a `period` field: ADMIT writes it when it builds the state from what the
+ * record says (history), so a Redis that came back empty forgets nothing the database knows. Until then
+ * (leases registered again, usage settled after the restart) the fields only add to what the record says.
  */
 
 /** Shared by every script: Redis's clock, and giving back what expired leases held. */
@@ -29,7 +33,8 @@ end
 /**
  * ARGV: now, rpm, rpd, concurrency, quota tokens, balance (-1 = none), recorded tokens, recorded spent,
  * recorded period ('n' = never reset), reserve tokens, reserve cost, want slot (0/1), want quota (0/1),
- * lease id, lease ms, state ttl ms.
+ * lease id, lease ms, state ttl ms, then the history for a key with no state: 'ask' (answer { 'history' } and
+ * decide nothing) or 'given', its tokens, spent, and requests admitted in the last day.
  * Returns: { ok, code, retry ms, retryable, budget limit (-1 = none), remaining, reset ms }, numbers as strings.
  */
 export const ADMIT = `${PURGE}
@@ -38,6 +43,22 @@ local rpm, rpd, conc = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local quota_t, balance = tonumber(ARGV[5]), tonumber(ARGV[6])
 local want_slot, want_quota = ARGV[12] == '1', ARGV[13] == '1'
 local s = KEYS[1]
+
+-- No state for the key (first use, idle past its expiry, or a Redis that came back empty): built from the
+-- record. Usage settled here meanwhile adds to the record's totals; the day's requests are the ledger's rows,
+-- the calls running now (their leases) and the calls settled here meanwhile (late_n). Counting one twice is
+-- stricter, never looser. RPM buckets start full.
+if not redis.call('HGET', s, 'period') then
+  if ARGV[17] == 'ask' then return { 'history' } end
+  local used_t = tonumber(redis.call('HGET', s, 'used_t') or '0') + tonumber(ARGV[18])
+  local used_c = tonumber(redis.call('HGET', s, 'used_c') or '0') + tonumber(ARGV[19])
+  redis.call('HSET', s, 'used_t', tostring(used_t), 'used_c', tostring(used_c), 'period', ARGV[9])
+  if rpd >= 0 then
+    local taken = tonumber(ARGV[20]) + redis.call('HLEN', KEYS[3]) + tonumber(redis.call('HGET', s, 'late_n') or '0')
+    redis.call('HSET', s, 'rpd_tok', tostring(math.max(0, rpd - taken)), 'rpd_at', tostring(now), 'rpd_cap', tostring(rpd))
+  end
+  redis.call('HDEL', s, 'late_n')
+end
 
 -- The record lags behind settlements not yet written: only a new period (a usage reset) replaces the totals.
 if redis.call('HGET', s, 'period') ~= ARGV[9] then
@@ -128,8 +149,13 @@ local bud = budget()
 return { '1', slot and 'slot' or '', '0', '1', bud[1], bud[2], bud[3] }
 `;
 
-/** ARGV: lease id ('' = none), used tokens, used cost. Gives back the lease, adds the real use. */
+/**
+ * ARGV: lease id ('' = none), used tokens, used cost, '1' when the call counts as a settled request. Gives back
+ * the lease, adds the real use. A call settled while the key has no complete state is counted (late_n), so the
+ * state built from the record, where its ledger row may not be yet, still counts it against the day.
+ */
 export const SETTLE = `${PURGE}
+if ARGV[4] == '1' and not redis.call('HGET', KEYS[1], 'period') then redis.call('HINCRBY', KEYS[1], 'late_n', 1) end
 if ARGV[1] ~= '' then
   local held = redis.call('HGET', KEYS[3], ARGV[1])
   if held then
@@ -154,6 +180,27 @@ for i = 2, #ARGV do redis.call('ZADD', KEYS[2], 'XX', now_redis + tonumber(ARGV[
 return 1
 `;
 
+/**
+ * Registers again the running leases of one key that Redis does not hold (it came back empty): ARGV: lease ms,
+ * state ttl ms, then per lease its id, reserved tokens, reserved cost, slot (0/1). Leases it holds are renewed.
+ */
+export const REREGISTER = `
+local t = redis.call('TIME')
+local now_redis = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 3, #ARGV, 4 do
+  local id = ARGV[i]
+  if redis.call('HEXISTS', KEYS[3], id) == 0 then
+    redis.call('HSET', KEYS[3], id, ARGV[i + 1] .. ' ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3])
+    redis.call('HINCRBYFLOAT', KEYS[1], 'res_t', ARGV[i + 1])
+    redis.call('HINCRBYFLOAT', KEYS[1], 'res_c', ARGV[i + 2])
+    redis.call('HINCRBY', KEYS[1], 'slots', tonumber(ARGV[i + 3]))
+  end
+  redis.call('ZADD', KEYS[2], now_redis + tonumber(ARGV[1]), id)
+end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2])) end
+return 1
+`;
+
 /** Drops a deleted key's state when no instance holds a lease on it any more. */
 export const FORGET = `${PURGE}
 if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3]) return 1 end
@@ -161,18 +208,30 @@ return 0
 `;
 
 /**
- * The registry of running instances (fail-open shares a limit by their number). KEYS: the registry. ARGV:
- * instance id, lease ms, 1 = register / 0 = leave. Returns how many instances are registered.
+ * The registry of running instances (fail-open shares a limit by their number) and the generation of this
+ * Redis's data: a random value set by the first instance that finds none, so a Redis that came back empty has a
+ * new one. An instance is registered only under the generation it names (it registers its running leases again
+ * first when the generation changed), so being in the registry means its leases are in.
+ * KEYS: the registry, the generation. ARGV: instance id, lease ms, 1 = register / 0 = leave, the generation the
+ * instance knows, a new generation to set if there is none.
+ * Returns: { generation, Redis time (ms), then each registered instance's id and expiry }.
  */
 export const INSTANCES = `
 local t = redis.call('TIME')
 local now_redis = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[3] == '1' then
-  redis.call('ZADD', KEYS[1], now_redis + tonumber(ARGV[2]), ARGV[1])
-else
+local gen = redis.call('GET', KEYS[2])
+if not gen then
+  gen = ARGV[5]
+  redis.call('SET', KEYS[2], gen)
+end
+if ARGV[3] ~= '1' then
   redis.call('ZREM', KEYS[1], ARGV[1])
+elseif ARGV[4] == gen then
+  redis.call('ZADD', KEYS[1], now_redis + tonumber(ARGV[2]), ARGV[1])
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_redis)
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-return redis.call('ZCARD', KEYS[1])
+local out = { gen, tostring(now_redis) }
+for _, v in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')) do out[#out + 1] = v end
+return out
 `;

@@ -12,12 +12,19 @@
  * once it is back (counted again if Redis lost its state and re-read the database: stricter, never looser).
  * Settlement is sent without waiting (one connection keeps commands in order, so the next admission of the key
  * sees it); one that cannot reach Redis is logged, and the lease gives its reservation back when it expires.
+ *
+ * Redis that comes back empty (restarted without persistence) loses nothing that must survive (docs/scaling.md,
+ * "Redis persistence"): the registry's generation changes, so every instance registers its running calls
+ * again (at once on reconnecting, or at its next renewal) before it registers itself; and a key with no state is
+ * built from the record (`history`: quota used, the day's ledger rows, plus the running leases) once every
+ * instance that was registered before the change is registered again or its registration expired, so no running
+ * call of another instance is missing from the count. RPM buckets start full.
  */
 import { RedisClient } from "bun";
 import { AppError } from "../../errors";
-import type { AdmitOptions, AdmitResult, KeyLimits, LimitCode, LimiterStore, RecordedUsage, Reservation } from "../../gateway/limits/limiter-store";
+import { DAY_MS, type AdmitOptions, type AdmitResult, type KeyLimits, type LimiterHistory, type LimitCode, type LimiterStore, type RecordedUsage, type Reservation } from "../../gateway/limits/limiter-store";
 import { randomToken } from "../../secrets";
-import { ADMIT, FORGET, INSTANCES, RENEW, SETTLE } from "./limiter-scripts";
+import { ADMIT, FORGET, INSTANCES, REREGISTER, RENEW, SETTLE } from "./limiter-scripts";
 import { redisConnectError } from "./connect-errors";
 
 export interface RedisLimiterOptions {
@@ -34,6 +41,13 @@ export interface RedisLimiterOptions {
   onError?: (err: unknown) => void;
   /** Called once when Redis answers again after an outage. */
   onRecover?: () => void;
+  /**
+   * What the record says a key used, read when Redis holds no state for it (first use, or Redis came back
+   * empty). Absent: the key cache's recorded totals, and no requests counted against the day.
+   */
+  history?: LimiterHistory;
+  /** How long an admission waits for the other instances to register their running calls again (then 503). */
+  peerWaitMs?: number;
 }
 
 interface LocalLease {
@@ -45,7 +59,8 @@ interface LocalLease {
   local: boolean;
 }
 
-const INSTANCES_KEY = "gantry:instances";
+// One hash tag, so the registry script touches one slot (as a Redis Cluster requires).
+const INSTANCES_KEYS = ["{gantry}:instances", "{gantry}:generation"];
 const unavailable = () =>
   new AppError("service_unavailable", "Rate limiting is unavailable right now; retry shortly.", { headers: { "retry-after": "1" } });
 
@@ -76,6 +91,20 @@ export class RedisLimiter implements LimiterStore {
   private connecting: Promise<void> | null = null;
   /** Keys this instance has admitted for (forget() considers only those). */
   private readonly known = new Set<string>();
+  private readonly history: LimiterHistory | null;
+  private readonly peerWaitMs: number;
+  /** The generation of Redis's data this instance's leases are registered in (null before the first). */
+  private generation: string | null = null;
+  /** The other instances registered at the last look, with their expiry (Redis time, ms). */
+  private peers = new Map<string, number>();
+  /**
+   * After a generation change: the instances registered before it that have not registered again, with their
+   * old expiry. A key is not built from the record while one of them may still hold running calls.
+   */
+  private awaited: Map<string, number> | null = null;
+  private registering: Promise<void> | null = null;
+  /** Lease ids settled while this instance was registering its leases again (sent again once it is done). */
+  private settledDuringReregister: { keyId: string; id: string }[] | null = null;
 
   constructor(url: string, options: RedisLimiterOptions = {}) {
     // No offline queue: while Redis is down, commands fail at once instead of waiting forever.
@@ -86,6 +115,12 @@ export class RedisLimiter implements LimiterStore {
     this.reportError = options.onError ?? (() => {});
     this.onRecover = options.onRecover ?? (() => {});
     this.fallback = options.fallback ?? null;
+    this.history = options.history ?? null;
+    this.peerWaitMs = options.peerWaitMs ?? 2000;
+    // A reconnect may be to a Redis that came back empty: the running calls are registered again at once.
+    this.client.onconnect = () => {
+      if (this.generation !== null) void this.renew();
+    };
     this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseMs / 3)));
     this.renewTimer.unref?.();
   }
@@ -97,7 +132,7 @@ export class RedisLimiter implements LimiterStore {
       throw await redisConnectError(this.url, err, CONNECT_TIMEOUT_MS);
     });
     // Loaded up front, so a settlement's script is never still loading when the next admission is sent.
-    for (const source of [ADMIT, SETTLE, RENEW, FORGET, INSTANCES]) this.shas.set(source, (await this.client.send("SCRIPT", ["LOAD", source])) as string);
+    for (const source of [ADMIT, SETTLE, RENEW, REREGISTER, FORGET, INSTANCES]) this.shas.set(source, (await this.client.send("SCRIPT", ["LOAD", source])) as string);
     await this.register();
   }
 
@@ -114,9 +149,74 @@ export class RedisLimiter implements LimiterStore {
     this.onRecover();
   }
 
-  /** Keeps this instance in the registry and reads how many instances share the limits. */
-  private async register(): Promise<void> {
-    this.instances = Math.max(1, Number(await this.script(INSTANCES, [INSTANCES_KEY], [this.instanceId, String(this.leaseMs), "1"])));
+  /**
+   * Keeps this instance in the registry and reads how many instances share the limits. When Redis's generation
+   * changed (it came back empty), registers this instance's running leases again first. Calls overlapping one
+   * in progress share it.
+   */
+  private register(): Promise<void> {
+    this.registering ??= this.registerOnce().finally(() => {
+      this.registering = null;
+    });
+    return this.registering;
+  }
+
+  private async registerOnce(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const reply = (await this.script(INSTANCES, INSTANCES_KEYS, [this.instanceId, String(this.leaseMs), "1", this.generation ?? "", randomToken(12)])) as string[];
+      const [generation, nowText, ...members] = reply;
+      const now = Number(nowText);
+      if (generation !== this.generation && attempt < 3) {
+        // Those registered before the change, still within their lease, may hold calls not yet registered again.
+        if (this.generation !== null) {
+          this.awaited ??= new Map();
+          for (const [id, expiry] of this.peers) if (expiry > now) this.awaited.set(id, expiry);
+        }
+        await this.reregisterLeases();
+        this.generation = generation!;
+        continue;
+      }
+      const present = new Map<string, number>();
+      for (let i = 0; i + 1 < members.length; i += 2) if (members[i] !== this.instanceId) present.set(members[i]!, Number(members[i + 1]));
+      this.peers = present;
+      this.instances = present.size + 1;
+      if (this.awaited) {
+        for (const [id, expiry] of this.awaited) if (present.has(id) || expiry <= now) this.awaited.delete(id);
+        if (this.awaited.size === 0) this.awaited = null;
+      }
+      return;
+    }
+  }
+
+  /** Registers every running lease of this instance again (those Redis still holds are only renewed). */
+  private async reregisterLeases(): Promise<void> {
+    this.settledDuringReregister = [];
+    try {
+      for (const [keyId, list] of this.leases) {
+        const args = list.flatMap((l) => (l.id ? [l.id, String(l.reserve.tokens), String(l.reserve.cost), l.slot ? "1" : "0"] : []));
+        if (args.length > 0) await this.script(REREGISTER, this.keys(keyId), [String(this.leaseMs), String(this.stateTtlMs), ...args]);
+      }
+    } finally {
+      // A lease settled meanwhile may have been registered again after its settlement: given back once more.
+      const settled = this.settledDuringReregister;
+      this.settledDuringReregister = null;
+      for (const { keyId, id } of settled) this.script(SETTLE, this.keys(keyId), [id, "0", "0", "0"]).catch((err) => this.onError(err));
+    }
+  }
+
+  /**
+   * Before a key's state is built from the record: every instance registered before Redis's generation changed
+   * has registered its running calls again (or its registration expired: it is gone). Waits a short while for
+   * them, then refuses with the 503 of an unavailable limiter.
+   */
+  private async awaitPeers(): Promise<void> {
+    const deadline = performance.now() + this.peerWaitMs;
+    for (;;) {
+      await this.register();
+      if (!this.awaited) return;
+      if (performance.now() >= deadline) throw unavailable();
+      await Bun.sleep(20);
+    }
   }
 
   /** The number of instances the limits are shared by, as last seen in Redis. */
@@ -158,20 +258,32 @@ export class RedisLimiter implements LimiterStore {
     const leaseId = randomToken(12);
     this.known.add(keyId);
     const n = (v: number | null) => (v === null ? "-1" : String(v));
-    let reply: string[];
-    try {
-      reply = (await this.script(ADMIT, this.keys(keyId), [
+    const run = (history: string[]) =>
+      this.script(ADMIT, this.keys(keyId), [
         String(now), n(limits.rpm), n(limits.rpd), n(limits.concurrency), n(limits.quotaTokens), n(limits.balance),
         String(recorded.tokens), String(recorded.spent), recorded.since === null ? "n" : String(recorded.since),
         String(reserve.tokens), String(reserve.cost), opts.concurrency ? "1" : "0", opts.quota ? "1" : "0",
-        leaseId, String(this.leaseMs), String(this.stateTtlMs),
-      ])) as string[];
+        leaseId, String(this.leaseMs), String(this.stateTtlMs), ...history,
+      ]) as Promise<string[]>;
+    let reply: string[];
+    try {
+      reply = await run(this.history ? ["ask", "0", "0", "0"] : ["given", String(recorded.tokens), String(recorded.spent), "0"]);
     } catch (err) {
-      this.onError(err);
-      // Fail closed: without the shared counters no limit can be enforced, so nothing is admitted (unless the
-      // operator chose fail-open: then this instance's share of each limit, counted here).
-      if (this.fallback) return this.admitLocally(keyId, limits, recorded, reserve, now, opts);
-      throw unavailable();
+      return this.unreachable(err, keyId, limits, recorded, reserve, now, opts);
+    }
+    if (reply[0] === "history") {
+      // Rare (a key's first use, or Redis came back empty): one look at the record, then the same script again.
+      await this.awaitPeers().catch((err) => {
+        if (err instanceof AppError) throw err;
+        this.onError(err);
+        throw unavailable();
+      });
+      const h = await this.history!.usage(keyId, now - DAY_MS);
+      try {
+        reply = await run(["given", String(h.tokens), String(h.spent), String(h.requests)]);
+      } catch (err) {
+        return this.unreachable(err, keyId, limits, recorded, reserve, now, opts);
+      }
     }
     this.ok();
     const budget = reply[4] === "-1" ? null : { limit: Number(reply[4]), remaining: Number(reply[5]), resetMs: Number(reply[6]) };
@@ -186,6 +298,14 @@ export class RedisLimiter implements LimiterStore {
       if (opts.concurrency) this.inFlightTotal += 1;
     }
     return { ok: true, slot, budget };
+  }
+
+  private unreachable(err: unknown, keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): Promise<AdmitResult> {
+    this.onError(err);
+    // Fail closed: without the shared counters no limit can be enforced, so nothing is admitted (unless the
+    // operator chose fail-open: then this instance's share of each limit, counted here).
+    if (this.fallback) return this.admitLocally(keyId, limits, recorded, reserve, now, opts);
+    throw unavailable();
   }
 
   /** Fail-open admission: the in-process limiter with every limit cut to this instance's share. */
@@ -232,7 +352,8 @@ export class RedisLimiter implements LimiterStore {
       return;
     }
     if (!lease?.id && used.tokens === 0 && used.cost === 0) return;
-    this.script(SETTLE, this.keys(keyId), [lease?.id ?? "", String(used.tokens), String(used.cost)]).catch((err) => this.onError(err));
+    if (lease?.id) this.settledDuringReregister?.push({ keyId, id: lease.id });
+    this.script(SETTLE, this.keys(keyId), [lease?.id ?? "", String(used.tokens), String(used.cost), lease?.counted ? "1" : "0"]).catch((err) => this.onError(err));
   }
 
   inFlight(keyId: string): number {
@@ -256,12 +377,20 @@ export class RedisLimiter implements LimiterStore {
   /** Pushes the expiry of every running lease of this instance forward (one script per key). */
   private renewing = false;
 
+  private renewAgain = false;
+
   private async renew(): Promise<void> {
-    // A tick while Redis is slow to answer must not start a second round.
-    if (this.renewing) return;
+    // A tick while Redis is slow to answer must not start a second round; a reconnect meanwhile asks for one more.
+    if (this.renewing) {
+      this.renewAgain = true;
+      return;
+    }
     this.renewing = true;
     try {
-      await this.renewRound();
+      do {
+        this.renewAgain = false;
+        await this.renewRound();
+      } while (this.renewAgain && this.renewTimer);
     } finally {
       this.renewing = false;
     }
@@ -279,7 +408,7 @@ export class RedisLimiter implements LimiterStore {
     while (this.backlog.length > 0) {
       const { keyId, tokens, cost } = this.backlog[0]!;
       try {
-        await this.script(SETTLE, this.keys(keyId), ["", String(tokens), String(cost)]);
+        await this.script(SETTLE, this.keys(keyId), ["", String(tokens), String(cost), "0"]);
       } catch (err) {
         this.onError(err);
         return;
@@ -302,7 +431,7 @@ export class RedisLimiter implements LimiterStore {
     this.renewTimer = null;
     // Leaves the registry, so the others' shares grow at once (best effort: the entry expires anyway).
     if (this.client.connected) {
-      void this.script(INSTANCES, [INSTANCES_KEY], [this.instanceId, String(this.leaseMs), "0"])
+      void this.script(INSTANCES, INSTANCES_KEYS, [this.instanceId, String(this.leaseMs), "0", this.generation ?? "", randomToken(12)])
         .catch(() => {})
         .finally(() => this.client.close());
     } else this.client.close();
