@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError, SETTINGS, loadConfig, type Config, type LoadOptions } from "../config";
 import { createDeps, databasePathOf, type AppDeps } from "../deps";
+import { InProcessLimiter } from "../gateway/limits/limiter";
 import { silentLogger } from "../log";
 import { AppError } from "../errors";
 import { DatabaseMissingError } from "../store/sqlite/db";
@@ -83,7 +84,9 @@ export async function commandDeps(config: Config, creates = false): Promise<AppD
   const isNew = creates && !config.databaseUrl && !existsSync(path);
   let deps: AppDeps;
   try {
-    deps = await createDeps(config, { log: silentLogger, existingDatabaseOnly: !creates, checkMirror: false });
+    // No command admits gateway calls: with Redis, one would only join the registry of serving instances (for
+    // a lease after it exits), which fail-open shares and the wait after an empty Redis count.
+    deps = await createDeps(config, { log: silentLogger, existingDatabaseOnly: !creates, checkMirror: false, limiter: new InProcessLimiter() });
   } catch (err) {
     if (err instanceof DatabaseMissingError) throw noDatabase(config.dataDir);
     throw err;

@@ -4,6 +4,8 @@
  *   acknowledged is in the database;
  * - Redis restarted under load: admission answers 503 with the envelope and Retry-After while it is down
  *   (fail closed) and works again by itself;
+ * - Redis restarted empty (no persistence, as the docs run it) with calls running and a day's allowance spent:
+ *   the running calls still count against the cap, and RPD and quota still refuse (rebuilt from the ledger);
  * - PostgreSQL restarted under load: requests of that moment fail cleanly (an envelope, never a hang or a
  *   crash), then everything works again without restarting Gantry, and nothing acknowledged is lost;
  * - PostgreSQL stopped just as answers end (the upstream holds their terminal events, then lets half go as the
@@ -12,7 +14,7 @@
  *   collected), and a collected call meanwhile gets 503 with Retry-After.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
+import { RedisClient, SQL } from "bun";
 import OpenAI from "openai";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { pollUntil } from "../support/poll";
@@ -176,6 +178,58 @@ if (unavailable) {
           expect(r.retryAfter).toBe("1");
         }
       }
+    }, 90_000);
+
+    test("Redis restarted EMPTY with calls running and a day's allowance spent: the cap still holds, RPD and quota still refuse", async () => {
+      const { key: capped } = await createKey(["--concurrency", "2"]);
+      const { key: daily } = await createKey(["--rpd", "3"]);
+      const { key: quoted } = await createKey(["--quota-tokens", "30"]);
+      // The CLI that made them runs no limiter on Redis (it would join the instances' registry for a lease, and be
+      // waited for after the restart): a command loads none of its scripts.
+      const redisClient = new RedisClient(redis.url);
+      const scriptLoads = async () => Number(/cmdstat_script\|load:calls=(\d+)/.exec((await redisClient.send("INFO", ["commandstats"])) as string)?.[1] ?? -1);
+      const loadsBefore = await scriptLoads();
+      await cluster.cli(["keys", "list"]);
+      expect(await scriptLoads()).toBe(loadsBefore);
+      redisClient.close();
+      // Two long streams on instance 1 hold the capped key's slots through the restart.
+      const abort = new AbortController();
+      const streams = await Promise.all(
+        [0, 1].map(() =>
+          fetch(`${cluster.instances[1]!.url}/v1/responses`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${capped}`, "content-type": "application/json" },
+            body: JSON.stringify({ model: "gpt-test", input: "SLOW", stream: true }),
+            signal: abort.signal,
+          }),
+        ),
+      );
+      try {
+        for (const s of streams) expect(s.status).toBe(200);
+        expect((await ask(0, capped)).code).toBe("concurrent_limit");
+        // The day's three requests, on three instances; then the quota, spent by whole calls.
+        for (const i of [0, 1, 2]) expect((await ask(i, daily)).status).toBe(200);
+        expect((await ask(0, daily)).code).toBe("rate_limit_rpd");
+        const spent = await pollUntil(() => ask(2, quoted), (r) => r.code === "quota_exceeded", { timeoutMs: 10_000, stepMs: 0, what: "the quota spent" });
+        expect(spent.value.status).toBe(429);
+
+        // As the docs run it: no persistence, so it comes back with nothing.
+        await redis.down();
+        await redis.up();
+        const afterRestart = (i: number, key: string) =>
+          pollUntil(() => ask(i, key), (r) => r.status !== 503, { timeoutMs: 20_000, stepMs: 50, what: "an answer from the limiter again" }).then((p) => p.value);
+        // The first answers that are not "unavailable" already count the running calls, the day and the quota.
+        expect((await afterRestart(0, capped)).code).toBe("concurrent_limit");
+        expect((await afterRestart(2, capped)).code).toBe("concurrent_limit");
+        expect((await afterRestart(2, daily)).code).toBe("rate_limit_rpd");
+        expect((await afterRestart(1, daily)).code).toBe("rate_limit_rpd");
+        expect((await afterRestart(0, quoted)).code).toBe("quota_exceeded");
+      } finally {
+        abort.abort();
+        await Promise.all(streams.map((s) => s.body?.cancel().catch(() => {})));
+      }
+      // The streams' slots come back when they end: the capped key is admitted again.
+      await pollUntil(() => ask(0, capped), (r) => r.status === 200, { timeoutMs: 20_000, stepMs: 100, what: "the capped key admitted once its streams ended" });
     }, 90_000);
 
     test("PostgreSQL restarted under load: clean failures meanwhile, then everything resumes; nothing acknowledged is lost", async () => {
