@@ -62,6 +62,8 @@ export class GatewayCall {
   get upstreamAbort(): AbortController {
     if (this.abort) return this.abort;
     const abort = (this.abort = new AbortController());
+    // Aborted, the upstream body is closed by us: the call's slot can come back even if its reply is stuck.
+    abort.signal.addEventListener("abort", () => this.upstreamBodyClosed(), { once: true });
     const signal = this.request.signal;
     if (signal) {
       if (signal.aborted) abort.abort();
@@ -136,6 +138,32 @@ export class GatewayCall {
 
   /** Set by a streamed reply's body when the server first pulls it (the body's own code then settles the call). */
   streamStarted = false;
+
+  /**
+   * An upstream call is over when its terminal event arrived AND its body is closed (read to its end, cancelled or
+   * aborted by us): an upstream may keep its stream open after the terminal event, and until the body is closed it
+   * still holds a connection. So while the pipeline reads the body, settlement gives the lease (slot and
+   * reservation) back only once the body is closed; the ledger row and everything else are not delayed.
+   */
+  private bodyOpen = false;
+  private releaseLease: (() => void) | null = null;
+
+  upstreamBodyOpen(): void {
+    this.bodyOpen = true;
+  }
+
+  upstreamBodyClosed(): void {
+    this.bodyOpen = false;
+    const release = this.releaseLease;
+    this.releaseLease = null;
+    release?.();
+  }
+
+  /** The lease settlement records, held back while the upstream body is open. */
+  private leaseToSettle(lease: Lease): Lease {
+    if (!this.bodyOpen) return lease;
+    return { ...lease, settle: (used) => void (this.releaseLease = () => lease.settle(used)) };
+  }
 
   /**
    * Called just before a streamed reply is returned. A body the server never pulls (the caller left before the
@@ -223,7 +251,7 @@ export class GatewayCall {
       return Promise.resolve();
     }
     return this.deps.settler
-      .settle(this.lease, {
+      .settle(this.leaseToSettle(this.lease), {
         requestId: this.requestId,
         endpoint: this.endpoint,
         model: this.model,

@@ -215,6 +215,123 @@ describe("concurrency leases", () => {
   });
 });
 
+/**
+ * Gantry's upstream fetch, counting the upstream bodies open from Gantry's side: from the request until the body
+ * is read to its end, cancelled or aborted by Gantry. (The upstream learns of a close a moment later, so only this
+ * side can be held to an exact count.)
+ */
+function countingFetch() {
+  let open = 0;
+  let max = 0;
+  const counted = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    open++;
+    max = Math.max(max, open);
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      open--;
+    };
+    init?.signal?.addEventListener("abort", close, { once: true });
+    try {
+      const res = await fetch(input, init);
+      if (!res.body) {
+        close();
+        return res;
+      }
+      const reader = res.body.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        async pull(c) {
+          try {
+            const { done, value } = await reader.read();
+            if (done) {
+              close();
+              c.close();
+            } else c.enqueue(value);
+          } catch (err) {
+            close();
+            c.error(err);
+          }
+        },
+        cancel(reason) {
+          close();
+          return reader.cancel(reason);
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    } catch (err) {
+      close();
+      throw err;
+    }
+  }) as typeof fetch;
+  return {
+    fetch: counted,
+    get open() {
+      return open;
+    },
+    get max() {
+      return max;
+    },
+    reset() {
+      max = open;
+    },
+  };
+}
+
+describe("an upstream that keeps its stream open after the terminal event", () => {
+  // The call is over when the terminal event arrived and the upstream body is closed: its slot is given back then,
+  // before the caller's reply ends (so a caller's next call is admitted), never before (so the open upstream
+  // streams never outnumber the cap).
+  const chat = { model: "demo-mini", messages: [{ role: "user", content: "x" }] };
+  const modes: Array<[string, string, Record<string, unknown>, Record<string, string>]> = [
+    ["responses, streamed", "/v1/responses", { ...hello, stream: true }, {}],
+    ["responses, not streamed", "/v1/responses", hello, {}],
+    ["chat, streamed", "/v1/chat/completions", { ...chat, stream: true }, {}],
+    ["raw passthrough (it relays what follows the terminal event, so the reply ends with the upstream's)", "/v1/responses", { ...hello, stream: true, instructions: "i" }, { "x-upstream-mode": "raw" }],
+  ];
+  let lingering: FakeUpstream;
+  let counter: ReturnType<typeof countingFetch>;
+  let s: Gantry;
+  beforeAll(async () => {
+    lingering = await startFakeUpstream({ scenario: { kind: "linger", ms: 100 } });
+    counter = countingFetch();
+    s = await startGantry({ config: { upstreamUrl: lingering.url }, fetch: counter.fetch });
+  });
+  afterAll(async () => {
+    await s.stop();
+    await lingering.close();
+  });
+  const call = async (key: string, path: string, body: Record<string, unknown>, headers: Record<string, string>) => {
+    const init = authed(key, body);
+    const r = await fetch(`${s.url}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), ...headers } });
+    await r.text();
+    return r.status;
+  };
+  for (const [name, path, body, headers] of modes) {
+    test(name, async () => {
+      // Four callers on a cap of 2, each sending its next call the moment the previous one ended (refused or not).
+      const key = await s.createKey({ concurrency: 2 });
+      counter.reset();
+      const statuses = (
+        await Promise.all(
+          Array.from({ length: 4 }, async () => {
+            const out: number[] = [];
+            for (let i = 0; i < 6; i++) out.push(await call(key, path, body, headers));
+            return out;
+          }),
+        )
+      ).flat();
+      expect(statuses.filter((st) => st === 200).length).toBeGreaterThanOrEqual(6);
+      expect(statuses.every((st) => st === 200 || st === 429)).toBe(true);
+      expect(counter.max).toBeLessThanOrEqual(2);
+      // One caller on a cap of 1: every call after a completed one is admitted.
+      const one = await s.createKey({ concurrency: 1 });
+      for (let i = 0; i < 4; i++) expect(await call(one, path, body, headers)).toBe(200);
+      await pollUntil(() => lingering.open, (n) => n === 0, { what: "every upstream stream closed" });
+    });
+  }
+});
+
 describe("quota settles from the stream's usage", () => {
   test("tokens reported by the terminal event are counted and recorded in the ledger", async () => {
     upstream.setScenario({ kind: "text", text: "settled", usage: { input_tokens: 40, output_tokens: 60, total_tokens: 100 } });

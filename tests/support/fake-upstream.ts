@@ -50,6 +50,11 @@ export type Scenario =
   | { kind: "trickle"; delayMs: number; chunkBytes?: number; text?: string }
   /** response.completed with `output: []`; the items arrive only as events. */
   | { kind: "empty-output"; text?: string }
+  /**
+   * A whole reply, then the connection kept open after its terminal event: for `ms`, then a clean end (none: until
+   * the client goes away), as upstreams behind some proxies do.
+   */
+  | { kind: "linger"; ms?: number; text?: string }
   /** delayMs before every delta: a long-lived stream for concurrency and abort tests. */
   | { kind: "slow"; delayMs: number; text?: string; deltas?: number }
   /**
@@ -114,7 +119,13 @@ export interface FakeUpstream {
   close(): Promise<void>;
 }
 
-type Step = { op: "write"; bytes: Uint8Array; delayMs: number } | { op: "hang" } | { op: "reset" } | { op: "wait"; until: () => Promise<void> };
+type Step =
+  | { op: "write"; bytes: Uint8Array; delayMs: number }
+  | { op: "hang" }
+  | { op: "pause"; ms: number }
+  | { op: "reset" }
+  | { op: "wait"; until: () => Promise<void> };
+// "pause" ends the stream after its wait: it is only ever the last step.
 
 const DEFAULT_STATUS_BODIES: Record<number, unknown> = {
   400: { detail: "Bad Request" },
@@ -225,6 +236,8 @@ function stepsFor(s: Scenario, events: ResponsesStreamEvent[], frames: string[],
       return [...writes.slice(0, s.afterEvents), { op: "hang" }];
     case "reset-mid-stream":
       return [...writes.slice(0, s.afterEvents), { op: "reset" }];
+    case "linger":
+      return [...writes, s.ms === undefined ? { op: "hang" } : { op: "pause", ms: s.ms }];
     case "huge-event": {
       const after = s.afterEvents ?? 3;
       const size = s.chunkBytes ?? 64 * 1024;
@@ -355,6 +368,13 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         }
         if (step.op === "hang") {
           await waitForStop(stop.signal);
+          return;
+        }
+        if (step.op === "pause") {
+          // Then the end (Bun does not pull again after a pull that enqueued nothing).
+          await waitForStop(stop.signal, step.ms);
+          finish();
+          if (!stop.signal.aborted) controller.close();
           return;
         }
         // Give the client time to read what was sent: an RST can make the peer drop unread bytes.

@@ -65,6 +65,8 @@ export async function startGantry(
     databaseUrl?: string;
     /** The mirror to use instead of the configured one (built for the run's data dir). */
     mirror?: (dataDir: string) => Mirror;
+    /** The upstream client's fetch (e.g. one that counts open upstream bodies). */
+    fetch?: typeof fetch;
   } = {},
 ): Promise<Gantry> {
   const dataDir = options.config?.dataDir ?? mkdtempSync(join(tmpdir(), "gantry-test-"));
@@ -110,7 +112,7 @@ export async function startGantry(
     sqliteDb = sqlite.db;
     stores = sqlite;
   }
-  const deps = await createDeps(config, { stores, limiter, log, now: options.now, mirror: options.mirror?.(dataDir) });
+  const deps = await createDeps(config, { stores, limiter, log, now: options.now, mirror: options.mirror?.(dataDir), fetch: options.fetch });
   deps.releases.start();
   // The first online sample is taken before tests run, so it cannot land in the middle of one.
   await deps.engagement.start();

@@ -23,6 +23,8 @@ export interface PipelineSource<B> {
   readonly ended: boolean;
   /** The upstream body was read to its end (then nothing is left to abort). */
   readonly drained?: boolean;
+  /** What follows the terminal event goes to the caller too (raw): the body is read on until the upstream ends it. */
+  readonly relaysAfterEnd?: boolean;
   readonly usage: ResponsesUsage | null;
   /** After the last batch: what went wrong in-band (the upstream's own failure, or a stream cut short), or null. */
   readonly endFailure: { code: string; message: string } | null;
@@ -65,6 +67,8 @@ export interface PipelineSink<B> {
  */
 export async function* runPipeline<B>(call: GatewayCall, source: PipelineSource<B>, sink: PipelineSink<B>, stalls: StallWatch | null): AsyncGenerator<Output> {
   call.streamStarted = true;
+  // The call's slot is given back once the upstream body is closed too, not at its terminal event alone.
+  call.upstreamBodyOpen();
   const stall = stalls?.track(() => call.stalled()) ?? null;
   let status = sink.okStatus ?? 200;
   let errorCode: string | null = sink.okCode ?? null;
@@ -93,6 +97,13 @@ export async function* runPipeline<B>(call: GatewayCall, source: PipelineSource<
       }
       yield out;
       if (stall) stall.waiting = false;
+    }
+    if (!(source.ended && source.relaysAfterEnd)) {
+      // The upstream call is over: its body was read to its end, or nothing more is read after the terminal event
+      // and the body is cancelled now (the source's finally), before the call is settled. So its slot comes back
+      // with the upstream connection closed, and before the caller has its answer.
+      await it.return(undefined).catch(() => {});
+      call.upstreamBodyClosed();
     }
     const failure = source.endFailure;
     const end = sink.end(failure);
@@ -125,6 +136,9 @@ export async function* runPipeline<B>(call: GatewayCall, source: PipelineSource<
       if (!isEmpty(out)) yield out;
     }
   } catch (err) {
+    // The upstream body is done with (the read failed, or a sink did: then cancelled now, as after the end).
+    it.return(undefined).catch(() => {});
+    call.upstreamBodyClosed();
     if (call.upstreamAbort.signal.aborted) {
       // The caller went away: nothing more to say to it.
       status = 499;
@@ -152,6 +166,8 @@ export async function* runPipeline<B>(call: GatewayCall, source: PipelineSource<
     // mid-stream. It is charged for what was produced until then (estimated when no usage came).
     const ok = errorCode === (sink.okCode ?? null) && status === (sink.okStatus ?? 200);
     call.finish(ok ? 499 : status, ok ? "client_closed" : errorCode, source.usage);
+    // Drained, aborted, or cancelled by the return() above (an async generator's finally runs within it).
+    call.upstreamBodyClosed();
   }
 }
 

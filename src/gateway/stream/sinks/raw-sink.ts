@@ -47,6 +47,8 @@ abstract class RawRelay implements PipelineSource<Uint8Array>, PipelineSink<Uint
 
   /** The upstream body was read to its end: nothing to abort. */
   drained = false;
+  /** Raw callers get every byte, those after the terminal event too. */
+  readonly relaysAfterEnd = true;
 
   async *read(): AsyncGenerator<Uint8Array> {
     const reader = this.body.getReader();
