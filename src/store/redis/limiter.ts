@@ -273,12 +273,14 @@ export class RedisLimiter implements LimiterStore {
     }
     if (reply[0] === "history") {
       // Rare (a key's first use, or Redis came back empty): one look at the record, then the same script again.
-      await this.awaitPeers().catch((err) => {
+      try {
+        await this.awaitPeers();
+      } catch (err) {
+        // Redis answers but the others have not registered again yet: 503. Redis gone meanwhile: as any outage.
         if (err instanceof AppError) throw err;
-        this.onError(err);
-        throw unavailable();
-      });
-      const h = await this.history!.usage(keyId, now - DAY_MS);
+        return this.unreachable(err, keyId, limits, recorded, reserve, now, opts);
+      }
+      const h = await this.historyOf(keyId, now);
       try {
         reply = await run(["given", String(h.tokens), String(h.spent), String(h.requests)]);
       } catch (err) {
@@ -298,6 +300,18 @@ export class RedisLimiter implements LimiterStore {
       if (opts.concurrency) this.inFlightTotal += 1;
     }
     return { ok: true, slot, budget };
+  }
+
+  /** Admissions of one key that need its history at the same moment (a burst on a new key) share one read. */
+  private readonly historyReads = new Map<string, ReturnType<LimiterHistory["usage"]>>();
+
+  private historyOf(keyId: string, now: number): ReturnType<LimiterHistory["usage"]> {
+    let read = this.historyReads.get(keyId);
+    if (!read) {
+      read = this.history!.usage(keyId, now - DAY_MS).finally(() => this.historyReads.delete(keyId));
+      this.historyReads.set(keyId, read);
+    }
+    return read;
   }
 
   private unreachable(err: unknown, keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): Promise<AdmitResult> {
