@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { KeyFields, KeyRepository } from "../../src/gateway/keys/key-repository";
 import type { LedgerEntry, UsageLedger } from "../../src/gateway/usage/ledger-repository";
+import { recordedHistory } from "../../src/gateway/usage/limiter-history";
 import { sha256Hex } from "../../src/secrets";
 
 export interface KeyRepositoryFixture {
@@ -142,6 +143,18 @@ export function keyRepositoryConformance(backend: string, make: () => Promise<Ke
       expect(await keys.usage(a.id)).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0, spent: 0, resetAt: T0 + 60_000 });
       await ledger.record(row(a.id, 1, 2, 0));
       expect(await keys.usage(a.id)).toMatchObject({ requests: 1, tokens: 3, resetAt: T0 + 60_000 });
+    });
+
+    test("the limiter's history of a key (Redis came back empty): its totals, and only its ledger rows since the day began", async () => {
+      const { keys, ledger } = await open();
+      const a = (await keys.create({ name: "a" })).key;
+      const b = (await keys.create({ name: "b" })).key;
+      const DAY = 86_400_000;
+      const at = (ts: number, keyId: string, tokens: number) => ({ ...row(keyId, tokens, 0, 0.5), ts });
+      // Two rows of the last day, one older, one of another key.
+      await Promise.all([ledger.record(at(T0 - DAY - 1, a.id, 100)), ledger.record(at(T0 - DAY, a.id, 10)), ledger.record(at(T0 - 1, a.id, 1)), ledger.record(at(T0 - 5, b.id, 7))]);
+      expect(await recordedHistory(keys, ledger).usage(a.id, T0 - DAY)).toEqual({ tokens: 111, spent: 1.5, requests: 2 });
+      expect(await recordedHistory(keys, ledger).usage("key_none", T0 - DAY)).toEqual({ tokens: 0, spent: 0, requests: 0 });
     });
   });
 }
