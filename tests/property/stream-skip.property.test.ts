@@ -23,8 +23,8 @@ function readingEvery(events: ResponsesStreamEvent[]): ResponsesStreamEvent[] {
   return [...out, ...rw.finish()].map((ev) => JSON.parse(JSON.stringify(ev)));
 }
 
-function skipping(events: ResponsesStreamEvent[]): ResponsesStreamEvent[] {
-  const rw = createResponsesStreamRewriter({ toolNames: TOOLS, makeId: counter() });
+function skipping(events: ResponsesStreamEvent[], maxSkippedChars?: number): ResponsesStreamEvent[] {
+  const rw = createResponsesStreamRewriter({ toolNames: TOOLS, makeId: counter(), maxSkippedChars });
   return rewriteSkipping(events, rw).map((ev) => JSON.parse(JSON.stringify(ev)));
 }
 
@@ -58,4 +58,11 @@ test("modelled streams, valid or damaged: the same events", () => {
     return end < 0 ? typed : typed.slice(0, end + 1);
   };
   fc.assert(fc.property(anyEvents.map(readable), (events) => expect(skipping(events)).toEqual(readingEvery(events))), { numRuns: 300 });
+});
+
+test("skipped events replayed early, whenever they pass a bound (what keeps a long reply's memory flat): the same events", () => {
+  // Bounds from none at all (every skipped event replayed at once) to a few events' text.
+  const bound = fc.integer({ min: 0, max: 600 });
+  fc.assert(fc.property(markupStream, bound, (events, max) => expect(skipping(events, max)).toEqual(readingEvery(events))), { numRuns: 500 });
+  fc.assert(fc.property(streamSpec.map((s) => eventsOf(s)), bound, (events, max) => expect(skipping(events, max)).toEqual(readingEvery(events))), { numRuns: 300 });
 });

@@ -17,6 +17,15 @@ export { IDLE } from "./pipeline";
 
 export type { UpstreamEvent } from "./stream-event";
 
+/**
+ * How much unread delta text waits to be measured: far more than a short reply's (measured only when an estimate is
+ * asked for, so usually never), little enough to hold (a long reply's deltas are measured in rounds of this size).
+ */
+const UNREAD_DELTA_CHARS = 64 * 1024;
+
+/** The most upstream bytes read into one batch. */
+const BATCH_BYTES = 16 * 1024;
+
 export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamEvent[]> {
   terminal: ResponsesStreamEvent | null = null;
   usage: ResponsesUsage | null = null;
@@ -35,8 +44,13 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
   maxEventBytes = DEFAULT_MAX_EVENT_BYTES;
   /** UTF-8 bytes of the deltas read so far (text, reasoning, tool arguments): the output an estimate counts. */
   private outputBytes = 0;
-  /** Unread deltas' texts, measured only if an estimate is asked for (a call cut before its usage came). */
+  /**
+   * Unread deltas' texts, measured only if an estimate is asked for (a call cut before its usage came), or once
+   * they add up to UNREAD_DELTA_CHARS: each may hold on to the whole chunk it was cut from, so keeping every one
+   * until the end would keep a long reply's text in memory (a caller that stops reading held megabytes).
+   */
   private unreadDeltas: string[] = [];
+  private unreadChars = 0;
 
   constructor(
     private readonly body: ReadableStream<Uint8Array>,
@@ -67,8 +81,7 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
 
   /** The tokens produced so far, estimated: for a call cut before the upstream reported its usage. */
   estimate(): TokenCounts {
-    for (const data of this.unreadDeltas) this.outputBytes += deltaBytesOf(data);
-    this.unreadDeltas = [];
+    this.measureUnread();
     return { inputTokens: tokensOfBytes(Buffer.byteLength(this.sentJson)), outputTokens: tokensOfBytes(this.outputBytes), reasoningTokens: 0, cachedTokens: 0 };
   }
 
@@ -89,11 +102,16 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
         }
         pending = null;
         if (result.done) break;
-        const batch = this.accept(decoder.push(result.value));
-        if (batch.length) yield batch;
-        // The terminal event is the end of the response, whether or not the upstream closes the connection
-        // after it (one that keeps it open would otherwise hold the caller until an idle timeout).
-        if (this.terminal) return;
+        const bytes = result.value;
+        // A chunk is read in slices of at most BATCH_BYTES (a fast upstream's can be a few hundred KiB): what a batch
+        // becomes (its text, its events, the caller's bytes) waits whole at the caller's socket while it is full.
+        for (let at = 0; at < bytes.length; at += BATCH_BYTES) {
+          const batch = this.accept(decoder.push(bytes.length <= BATCH_BYTES ? bytes : bytes.subarray(at, at + BATCH_BYTES)));
+          if (batch.length) yield batch;
+          // The terminal event is the end of the response, whether or not the upstream closes the connection
+          // after it (one that keeps it open would otherwise hold the caller until an idle timeout).
+          if (this.terminal) return;
+        }
       }
       const rest = this.accept(decoder.end());
       if (rest.length) yield rest;
@@ -163,13 +181,23 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
       if (e === "done") continue;
       if (isUnread(e)) {
         // Unparsed: a delta's size is read from its text when needed, an event's number follows the previous one's.
-        if (e.kind === "delta") this.unreadDeltas.push(e.data);
+        if (e.kind === "delta") {
+          this.unreadDeltas.push(e.data);
+          this.unreadChars += e.data.length;
+          if (this.unreadChars > UNREAD_DELTA_CHARS) this.measureUnread();
+        }
         else if (e.type === "response.created" || e.type === "response.in_progress") this.snapshotEvent = e;
         if (this.lastSequence >= 0) this.lastSequence++;
       } else this.observe(e);
       out.push(e);
     }
     return out;
+  }
+
+  private measureUnread(): void {
+    for (const data of this.unreadDeltas) this.outputBytes += deltaBytesOf(data);
+    this.unreadDeltas = [];
+    this.unreadChars = 0;
   }
 
   private observe(e: TerminalEvent | ErrorEvent | OtherEvent): void {

@@ -17,6 +17,7 @@ import {
 } from "../responses-types";
 import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece, type ToolMarkupCleaner } from "./tool-markup";
 import { TEXT_BEARING_TYPES, TEXT_DELTA, mayHoldMarkup, type UnreadEvent } from "./stream-event";
+import { appendText } from "./growing-text";
 
 export interface ResponsesStreamRewriter {
   /**
@@ -55,14 +56,26 @@ function defaultMakeId(): string {
   return crypto.randomUUID().replace(/-/g, "");
 }
 
+/**
+ * The most skipped-event text kept for a replay. A skipped event holds its JSON text and, through it, the chunk it
+ * was cut from, and a stream that never needs a replay (no markup, a terminal event with its output) would keep
+ * every event of its reply until it ends; a caller that stopped reading held megabytes that way. Past this bound
+ * they are replayed (parsed into the parts' state, which keeps only their text) and let go. A short reply never
+ * gets there, so its events stay unparsed.
+ */
+const MAX_SKIPPED_CHARS = 64 * 1024;
+
 export function createResponsesStreamRewriter(options: {
   toolNames: ReadonlySet<string>;
   idPrefix?: string;
   makeId?: () => string;
+  /** MAX_SKIPPED_CHARS unless told (tests replay early to show it changes nothing). */
+  maxSkippedChars?: number;
 }): ResponsesStreamRewriter {
   const { toolNames } = options;
   const idPrefix = options.idPrefix ?? "";
   const makeId = options.makeId ?? defaultMakeId;
+  const maxSkippedChars = options.maxSkippedChars ?? MAX_SKIPPED_CHARS;
 
   /** Once true, every event is copied and renumbered; before that, events pass by reference. */
   let changed = false;
@@ -145,7 +158,7 @@ export function createResponsesStreamRewriter(options: {
       if (p.type === "text") text += p.text;
       else messages.get(part.outputIndex)!.pending.push({ name: p.name, arguments: p.arguments });
     }
-    part.text += text;
+    part.text = appendText(part.text, text);
     return text;
   }
 
@@ -207,7 +220,7 @@ export function createResponsesStreamRewriter(options: {
     if (part.cleaner === null) return [pass(ev)];
     const pieces = part.cleaner.push(delta);
     if (!part.modified && pieces.length === 1 && pieces[0].type === "text" && pieces[0].text === delta) {
-      part.text += delta;
+      part.text = appendText(part.text, delta);
       return [pass(ev)];
     }
     part.modified = true;
@@ -361,6 +374,19 @@ export function createResponsesStreamRewriter(options: {
 
   /** Deltas forwarded unparsed, in order, for a replay when a later text delta needs the text of its part. */
   let skipped: UnreadEvent[] = [];
+  /** Their JSON text's length: past MAX_SKIPPED_CHARS they are replayed at once (see there). */
+  let skippedChars = 0;
+
+  /** Reads the skipped events into the parts' state; what they produce was sent already. */
+  function replaySkipped(): void {
+    const replay = skipped;
+    skipped = [];
+    skippedChars = 0;
+    const seq = nextSeq;
+    for (const e of replay) push(e.ev);
+    // Replayed after a change, they were renumbered into nothing: the numbering goes on where it was.
+    if (changed) nextSeq = seq;
+  }
 
   function push(ev: ResponsesStreamEvent): ResponsesStreamEvent[] {
     switch (ev.type) {
@@ -396,19 +422,14 @@ export function createResponsesStreamRewriter(options: {
     skips(e: UnreadEvent): boolean {
       if (changed || (TEXT_BEARING_TYPES.has(e.type) && mayHoldMarkup(e.data))) return false;
       skipped.push(e);
+      skippedChars += e.data.length;
+      if (skippedChars > maxSkippedChars) replaySkipped();
       return true;
     },
     push(ev: ResponsesStreamEvent, data: string | null = null): ResponsesStreamEvent[] {
       if (!changed && typeof ev.sequence_number === "number" && ev.sequence_number > nextSeq) nextSeq = ev.sequence_number;
-      if (skipped.length > 0 && needsReplay(ev, data)) {
-        // The parts these events belong to are rebuilt as if they had been read; what they produce was sent already.
-        const replay = skipped;
-        skipped = [];
-        const seq = nextSeq;
-        for (const e of replay) push(e.ev);
-        // Replayed after a change, they were renumbered into nothing: the numbering goes on where it was.
-        if (changed) nextSeq = seq;
-      }
+      // The parts these events belong to are rebuilt as if they had been read.
+      if (skipped.length > 0 && needsReplay(ev, data)) replaySkipped();
       return push(ev);
     },
     finish(): ResponsesStreamEvent[] {

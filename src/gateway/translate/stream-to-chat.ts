@@ -15,6 +15,7 @@ import { mapStreamFailure } from "../stream/failure";
 import { finishReason, usageToChat } from "./responses-to-chat";
 import { encodeDataAll } from "../stream/sse/encode";
 import type { TextDeltaFields } from "../stream/delta-text";
+import { appendText } from "../stream/growing-text";
 
 
 export interface ChatStreamTranslatorOptions {
@@ -97,7 +98,7 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
       rest = piece;
     }
     if (rest === "") return [];
-    textSent.set(key, sent + rest);
+    textSent.set(key, appendText(sent, rest));
     return withOpen([chunk(kind === "content" ? { content: rest } : { refusal: rest })]);
   }
 
@@ -125,7 +126,7 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
       rest = piece;
     }
     if (rest === "") return [];
-    state.sent += rest;
+    state.sent = appendText(state.sent, rest);
     return withOpen([chunk({ tool_calls: [{ index: state.index, function: { arguments: rest } }] })]);
   }
 
@@ -259,7 +260,7 @@ export function createChatStreamTranslator(opts: ChatStreamTranslatorOptions): C
   /** A text delta's chunk (after the role chunk when it opens the turn); `json` is the delta as a JSON string. */
   function textDeltaFrame(outputIndex: number, contentIndex: number, delta: string, json: string): string {
     const key = `${outputIndex}:${contentIndex}:content`;
-    textSent.set(key, (textSent.get(key) ?? "") + delta);
+    textSent.set(key, appendText(textSent.get(key) ?? "", delta));
     emittedOutput = true;
     const head = opened ? "" : encodeDataAll(open());
     return head + contentHead + json + contentTail;
