@@ -13,6 +13,10 @@ import { recordConnectionHold } from "./http/connection-hold";
 import { badTargetResponse, pathnameOf, shellErrorResponse } from "./http/errors";
 import { repeatedHostRefusal } from "./http/host-header";
 import { routableRequest } from "./http/routable-url";
+import { startConnectionCap } from "./http/connection-cap";
+import { isTrustedPeer } from "./http/ip-ranges";
+import { raiseOpenFileLimit } from "./http/open-file-limit";
+import { loadSocketShutdown } from "./http/socket-shutdown";
 import type { AppDeps } from "./deps";
 
 export interface RunningServer {
@@ -107,8 +111,12 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
       },
     });
 
+  const files = raiseOpenFileLimit();
   let current = listen(options.port);
   const port = current.port!;
+  const cap = capConnections(deps, port, files?.soft ?? null);
+  if (files) log.info("open files", { limit: files.soft, hardLimit: files.hard, maxConnectionsPerAddress: config.maxConnectionsPerAddress });
+  if (files?.error) log.warn("the open-file limit could not be raised to its hard limit", { limit: files.soft, hardLimit: files.hard, error: files.error });
   const host = current.hostname?.includes(":") ? `[${current.hostname}]` : current.hostname;
   const url = `${tls ? "https" : "http"}://${host}:${port}`;
 
@@ -165,6 +173,7 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
     reloadTls,
     async stop(graceMs = config.shutdownGraceSeconds * 1000) {
       if (watch) clearInterval(watch);
+      cap?.stop();
       redirector?.stop(true);
       const graceful = current.stop(false);
       const timedOut = await Promise.race([
@@ -175,4 +184,37 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
       await deps.close();
     },
   };
+}
+
+/** How often one address's cut connections are logged, at most. */
+const CUT_LOG_EVERY_MS = 60_000;
+
+/** GANTRY_MAX_CONNECTIONS_PER_ADDRESS kept on the listener (connection-cap.ts), or null when off or impossible here. */
+function capConnections(deps: AppDeps, port: number, openFiles: number | null): { stop(): void } | null {
+  const { config, log } = deps;
+  const max = config.maxConnectionsPerAddress;
+  if (max === 0) return null;
+  const loaded = loadSocketShutdown();
+  if ("error" in loaded) {
+    log.warn("connections per address are not capped here: no way to end a connection", { error: loaded.error });
+    return null;
+  }
+  if (openFiles !== null && openFiles < max * 4) {
+    log.warn("the open-file limit is low for the per-address connection cap: a few addresses can take every descriptor", { limit: openFiles, maxConnectionsPerAddress: max });
+  }
+  const trusted = config.trustedProxies;
+  const logged = new Map<string, number>();
+  return startConnectionCap({
+    port,
+    cap: max,
+    exempt: (peer) => trusted.length > 0 && isTrustedPeer(peer, trusted),
+    shutdown: loaded.shutdown,
+    onCut: (address, held, cut) => {
+      const now = Date.now();
+      if (now - (logged.get(address) ?? 0) < CUT_LOG_EVERY_MS) return;
+      if (logged.size > 10_000) logged.clear();
+      logged.set(address, now);
+      log.warn("an address holds more connections than allowed: its newest were closed", { address, held, closed: cut, maxConnectionsPerAddress: max });
+    },
+  });
 }

@@ -29,6 +29,8 @@ export interface ServeOptions {
   args?: string[];
   env?: Record<string, string>;
   port?: number;
+  /** A command the server runs under, which execs it (so the pid is the server's), e.g. ["prlimit", "--nofile=256:256"]. */
+  wrap?: string[];
 }
 
 export interface ServeProcess {
@@ -78,7 +80,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
     GANTRY_HEARTBEAT_CLIENTS_PER_HOUR: "0",
     ...opts.env,
   };
-  const proc = Bun.spawn([BUN, ...args], { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([...(opts.wrap ?? []), BUN, ...args], { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const chunks: string[] = [];
   const drained = Promise.all([collect(proc.stdout, chunks), collect(proc.stderr, chunks)]);
   const exited = proc.exited.then(async (code) => {

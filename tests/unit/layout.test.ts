@@ -34,6 +34,7 @@ const PURE = [
   "src/gateway/stream/tool-markup-tags.ts",
   "src/gateway/stream/stream-rewrite.ts",
   "src/gateway/stream/growing-text.ts",
+  "src/http/tcp-table.ts",
   "src/gateway/stream/stream-event.ts",
   "src/gateway/stream/collect.ts",
   "src/gateway/stream/upstream-events.ts",
