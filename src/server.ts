@@ -114,7 +114,7 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
   const files = raiseOpenFileLimit();
   let current = listen(options.port);
   const port = current.port!;
-  const cap = capConnections(deps, port, files?.soft ?? null);
+  const cap = capConnections(deps, port, current.hostname ?? "", files?.soft ?? null);
   if (files) log.info("open files", { limit: files.soft, hardLimit: files.hard, maxConnectionsPerAddress: config.maxConnectionsPerAddress });
   if (files?.error) log.warn("the open-file limit could not be raised to its hard limit", { limit: files.soft, hardLimit: files.hard, error: files.error });
   const host = current.hostname?.includes(":") ? `[${current.hostname}]` : current.hostname;
@@ -190,7 +190,7 @@ export function startServer(deps: AppDeps, options: { hostname: string; port: nu
 const CUT_LOG_EVERY_MS = 60_000;
 
 /** GANTRY_MAX_CONNECTIONS_PER_ADDRESS kept on the listener (connection-cap.ts), or null when off or impossible here. */
-function capConnections(deps: AppDeps, port: number, openFiles: number | null): { stop(): void } | null {
+function capConnections(deps: AppDeps, port: number, hostname: string, openFiles: number | null): { stop(): void } | null {
   const { config, log } = deps;
   const max = config.maxConnectionsPerAddress;
   if (max === 0) return null;
@@ -206,6 +206,8 @@ function capConnections(deps: AppDeps, port: number, openFiles: number | null): 
   const logged = new Map<string, number>();
   return startConnectionCap({
     port,
+    // An IPv6 listener has its connections (mapped IPv4 ones too) in tcp6; a name may have resolved to either.
+    tables: hostname.includes(":") ? ["tcp6"] : /^[\d.]+$/.test(hostname) ? ["tcp"] : ["tcp", "tcp6"],
     cap: max,
     exempt: (peer) => trusted.length > 0 && isTrustedPeer(peer, trusted),
     shutdown: loaded.shutdown,

@@ -4,9 +4,11 @@
  * held the listener out of descriptors, /healthz included).
  *
  * Bun.serve tells nothing when a connection is accepted, and a connection that never completes a request never
- * reaches Gantry's code. So the cap is kept from outside: the kernel's table of TCP sockets (/proc/net/tcp, tcp6)
- * is read every second (every tenth of one while some address is over its cap), and the newest connections of an
- * address beyond the cap are ended with shutdown(2) (socket-shutdown.ts). Only this process's sockets are touched:
+ * reaches Gantry's code. So the cap is kept from outside: the kernel's table of TCP sockets (/proc/net/tcp, or tcp6
+ * for an IPv6 listener) is read every second (every tenth of one while some address is over its cap; less often
+ * when reading it costs more than 2% of the time; not at all while the process has fewer descriptors than the cap
+ * allows one address), and the newest connections of an address beyond the cap are ended with shutdown(2)
+ * (socket-shutdown.ts). Only this process's sockets are touched:
  * an inode is ended only if one of its descriptors names it. Trusted proxies are not capped (their clients are many
  * behind one address, and a TCP connection has no forwarded address to count instead).
  *
@@ -19,6 +21,8 @@ import type { ShutdownSocket } from "./socket-shutdown";
 
 export interface ConnectionCapOptions {
   port: number;
+  /** The tables the listener's connections are in: tcp for IPv4, tcp6 for IPv6 (mapped IPv4 clients included). */
+  tables: ReadonlyArray<"tcp" | "tcp6">;
   cap: number;
   exempt: (peer: string) => boolean;
   shutdown: ShutdownSocket;
@@ -28,18 +32,14 @@ export interface ConnectionCapOptions {
   busyEveryMs?: number;
 }
 
-const TABLES = ["/proc/self/net/tcp", "/proc/self/net/tcp6"];
+/** The table's text is made by the kernel for every socket of the namespace: tens of ms for a few thousand. */
+function readTables(tables: ReadonlyArray<"tcp" | "tcp6">, port: number): TcpConnection[] {
+  return tables.flatMap((t) => parseTcpTable(readFileSync(`/proc/self/net/${t}`, "latin1"), port));
+}
 
-function readTables(): TcpConnection[] {
-  const out: TcpConnection[] = [];
-  for (const path of TABLES) {
-    try {
-      out.push(...parseTcpTable(readFileSync(path, "latin1")));
-    } catch {
-      // No IPv6 in this kernel (or no /proc): the other table still counts.
-    }
-  }
-  return out;
+/** Open descriptors: a cheap count that says whether any address can be over the cap at all. */
+function descriptorCount(): number {
+  return readdirSync("/proc/self/fd").length;
 }
 
 /** inode -> descriptor, for this process's sockets among `wanted`. */
@@ -79,7 +79,10 @@ export function startConnectionCap(opts: ConnectionCapOptions): { stop(): void; 
   const check = (): number => {
     freeReserve();
     try {
-      const over = overCap(readTables(), { port: opts.port, cap: opts.cap, exempt: opts.exempt });
+      // No address can hold more than the cap while the process has fewer descriptors than that: the table, the
+      // costly part, is read only past it.
+      if (descriptorCount() <= opts.cap) return 0;
+      const over = overCap(readTables(opts.tables, opts.port), { port: opts.port, cap: opts.cap, exempt: opts.exempt });
       if (over.size === 0) return 0;
       const fds = ownDescriptors(new Set([...over.values()].flatMap((o) => o.cut)));
       let ended = 0;
@@ -104,12 +107,15 @@ export function startConnectionCap(opts: ConnectionCapOptions): { stop(): void; 
     timer = null;
     if (stopped) return;
     let ended = 0;
+    const started = performance.now();
     try {
       ended = check();
     } catch {
       // /proc unreadable this once: tried again next round.
     }
-    timer = setTimeout(round, ended > 0 ? busyEveryMs : everyMs);
+    // A round blocks the event loop while the kernel writes its table: at most about 2% of the time goes to it.
+    const cost = performance.now() - started;
+    timer = setTimeout(round, Math.max(ended > 0 ? busyEveryMs : everyMs, cost * 50));
     timer.unref?.();
   };
   takeReserve();

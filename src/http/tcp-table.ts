@@ -20,10 +20,15 @@ const LISTEN = "0A";
 const TIME_WAIT = "06";
 const SYN_RECV = "03";
 
-/** The connections of one table's text (header line skipped); listeners and sockets without a descriptor left out. */
-export function parseTcpTable(text: string): TcpConnection[] {
+/**
+ * The connections of one table's text (header line skipped); listeners and sockets without a descriptor left out.
+ * With `port`, only lines that name it are read (the table holds every socket of the host's network namespace).
+ */
+export function parseTcpTable(text: string, port?: number): TcpConnection[] {
   const out: TcpConnection[] = [];
+  const token = port === undefined ? null : `:${port.toString(16).toUpperCase().padStart(4, "0")} `;
   for (const line of text.split("\n")) {
+    if (token !== null && !line.includes(token)) continue;
     const f = line.trim().split(/\s+/);
     // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...
     if (f.length < 10 || !f[0].endsWith(":")) continue;

@@ -31,6 +31,12 @@ test("the table's connections: listeners and time-wait left out, IPv4 from its l
   ]);
 });
 
+test("with a port, only the lines naming it are read (the same connections to it)", () => {
+  const all = parseTcpTable(V4);
+  expect(parseTcpTable(V4, 8080)).toEqual(all.filter((c) => c.localPort === 8080 || c.inode === 301));
+  expect(parseTcpTable(V4, 9090)).toEqual([]);
+});
+
 test("IPv6: mapped IPv4 counts as IPv4, other addresses by their /64", () => {
   expect(parseTcpTable(V6)).toEqual([
     { peer: "10.0.0.5", address: "10.0.0.5", localPort: 8080, inode: 400 },
