@@ -134,13 +134,13 @@ ${site}
     });
 
     test("links the instances make name the balancer's address, port included (Host passed as the client sent it)", async () => {
-      await cluster.cli(["releases", "publish", "3.0.0", "Gantry-3.0.0-x64-setup.exe=https://example.invalid/Gantry-3.0.0-x64-setup.exe"]);
+      await cluster.cli(["releases", "publish", "3.0.0", "Gantry-3.0.0-x64-setup.exe=https://example.invalid/Gantry-3.0.0-x64-setup.exe", "web-3.0.0.zip=https://example.invalid/web-3.0.0.zip"]);
       const latest = await pollUntil(
         () => fetch(`${base}/api/v1/latest`).then(async (r) => (r.status === 200 ? await r.json() : null)),
         (doc) => doc?.version === "3.0.0",
         { what: "the release through the balancer" },
       );
-      // The instances know no public URL here (GANTRY_PUBLIC_URL unset): the links come from the Host nginx passes.
+      // The web bundle gives the document its manifest link. The instances know no public URL here (GANTRY_PUBLIC_URL unset): the links come from the Host nginx passes.
       expect(latest.value.manifest.url).toBe(`${base}/update/latest.json`);
       expect(latest.value.download.urlTemplate).toBe(`${base}/api/v1/download/{assetId}`);
       expect(latest.value.assets[0].downloadUrl).toStartWith(`${base}/api/v1/download/`);
