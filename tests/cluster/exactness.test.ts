@@ -90,11 +90,17 @@ if (unavailable) {
   });
 
   describe("limits are exact across three instances", () => {
-    test("RPM 100: 600 concurrent requests spread over the instances admit exactly 100", async () => {
+    test("RPM 100: 600 concurrent requests spread over the instances admit 100 plus what the bucket refills meanwhile, never more", async () => {
       const { key } = await createKey(["--rpm", "100"]);
+      const started = performance.now();
       const results = await Promise.all(Array.from({ length: 600 }, (_, i) => ask(i, key)));
-      expect(count(results, (r) => r.status === 200)).toBe(100);
-      expect(count(results, (r) => r.status === 429 && r.code === "rate_limit_rpm")).toBe(500);
+      // The bucket refills one request every 0.6 s: a burst that takes longer (a loaded machine) earns that many
+      // more, and no other. Exact means 100 plus the refill of the burst's own duration, never one above it.
+      const refilled = Math.floor((performance.now() - started) / 600);
+      const admitted = count(results, (r) => r.status === 200);
+      expect(admitted).toBeGreaterThanOrEqual(100);
+      expect(admitted).toBeLessThanOrEqual(100 + refilled);
+      expect(count(results, (r) => r.status === 429 && r.code === "rate_limit_rpm")).toBe(600 - admitted);
     }, 60_000);
 
     test("RPD 50: 200 concurrent requests admit exactly 50", async () => {
