@@ -102,6 +102,31 @@ describe("with GANTRY_RELEASE_PUBLIC_KEY", () => {
     expect(legacy).toMatchObject({ version: "1.1.0", name: "web-1.1.0.zip", signature: readFileSync(`${zip}.sig`, "utf8") });
   });
 
+  test("a Tauri updater bundle (.AppImage.tar.gz, .app.tar.gz, .nsis.zip, .msi.zip) is published with its .sig, classified by what it wraps", async () => {
+    const names = ["MyApp_1.1.5_amd64.AppImage.tar.gz", "MyApp_1.1.5_aarch64.app.tar.gz", "MyApp_1.1.5_x64-setup.nsis.zip", "MyApp_1.1.5_x64_en-US.msi.zip"];
+    const paths = names.map((n, i) => file(n, 20_000 + i, 20 + i));
+    const sigs = paths.map((p) => {
+      // As `tauri signer sign` writes it: FILE.sig holding the base64 of the minisign signature text.
+      const sigFile = b64(minisignSign(keys, p, { sigPath: join(filesDir, "tmp.minisig") }));
+      writeFileSync(`${p}.sig`, sigFile);
+      return sigFile;
+    });
+    // Without --platform: the names tell (before, 'cannot be derived from the file name' for all but .app.tar.gz).
+    const r = await publish({ GANTRY_RELEASE_PUBLIC_KEY: keys.line }, "1.1.5", ...paths, ...paths.map((p) => `${p}.sig`));
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const doc = await latestShowing("1.1.5");
+    const got = Object.fromEntries(doc.assets.map((a: any) => [a.name, [a.platform, a.arch, a.fileType, a.signature]]));
+    expect(got).toEqual({
+      [names[0]]: ["linux", "x64", "tar.gz", sigs[0]],
+      [names[1]]: ["macos", "arm64", "tar.gz", sigs[1]],
+      [names[2]]: ["windows", "x64", "zip", sigs[2]],
+      [names[3]]: ["windows", "x64", "zip", sigs[3]],
+    });
+    const linux = await (await fetch(`${g.url}/api/v1/latest?platform=linux&arch=x64`)).json();
+    expect(linux.assets.map((a: any) => a.name)).toEqual([names[0]]);
+  });
+
   test("the key may be given as the .pub file's path", async () => {
     const exe = file("App-1.2.0-x64-setup.exe", 10_000, 6);
     const sig = minisignSign(keys, exe);
@@ -143,7 +168,7 @@ describe("with GANTRY_RELEASE_PUBLIC_KEY", () => {
     // The same files publish without the setting (only the unsigned one lacks a signature there).
     r = await publish({}, "2.0.0", good, missing);
     expect(r.code).toBe(0);
-  });
+  }, 30_000); // six CLI runs: 5 s is too tight on a loaded 2-core machine
 
   test("a setting that is no minisign public key is refused at start", async () => {
     const r = await publish({ GANTRY_RELEASE_PUBLIC_KEY: "not-a-key" }, "3.0.0", file("x.exe", 10, 1));

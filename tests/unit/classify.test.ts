@@ -2,7 +2,9 @@ import { describe, expect, test } from "bun:test";
 import {
   assetSource,
   classifyAsset,
+  innerFileType,
   markRecommended,
+  nupkgKind,
   normalizeArch,
   normalizeFileType,
   normalizePlatform,
@@ -48,7 +50,27 @@ describe("classifyAsset", () => {
     ["Gantry-1.2.3.zip", "", "", "zip"],
     ["checksums.txt", "", "", "txt"],
     ["latest-mac.yml", "", "", "yml"],
-    ["Gantry-1.2.3-x64-setup.exe.blockmap", "", "", "blockmap"],
+    // Tauri updater bundles: the wrapped type names the platform; the file type stays the archive's.
+    ["MyApp_2.0.0_amd64.AppImage.tar.gz", "linux", "x64", "tar.gz"],
+    ["MyApp_2.0.0_aarch64.AppImage.tar.gz", "linux", "arm64", "tar.gz"],
+    ["MyApp.app.tar.gz", "macos", "x64", "tar.gz"],
+    ["MyApp_2.0.0_aarch64.app.tar.gz", "macos", "arm64", "tar.gz"],
+    ["MyApp_universal.app.tar.gz", "macos", "universal", "tar.gz"],
+    ["MyApp_2.0.0_x64_en-US.msi.zip", "windows", "x64", "zip"],
+    ["MyApp_2.0.0_x64-setup.nsis.zip", "windows", "x64", "zip"],
+    ["MyApp_2.0.0_arm64-setup.NSIS.ZIP", "windows", "arm64", "zip"],
+    // electron-builder and Squirrel names
+    ["MyApp-Setup-1.2.3.exe", "windows", "x64", "exe"],
+    ["MyApp-1.2.3-mac.zip", "macos", "x64", "zip"],
+    ["MyApp-1.2.3-arm64-mac.zip", "macos", "arm64", "zip"],
+    ["MyApp-1.2.3-full.nupkg", "windows", "x64", "nupkg"],
+    ["MyApp-1.2.3-delta.nupkg", "windows", "x64", "nupkg"],
+    // a blockmap sits with the file it maps
+    ["Gantry-1.2.3-x64-setup.exe.blockmap", "windows", "x64", "blockmap"],
+    ["MyApp-Setup-1.2.3.exe.blockmap", "windows", "x64", "blockmap"],
+    ["MyApp-1.2.3-arm64-mac.zip.blockmap", "macos", "arm64", "blockmap"],
+    ["MyApp-1.2.3.AppImage.blockmap", "linux", "x64", "blockmap"],
+    ["notes.txt.blockmap", "", "", "blockmap"],
     ["Gantry-1.2.3", "", "", ""],
     ["README", "", "", ""],
   ];
@@ -57,6 +79,23 @@ describe("classifyAsset", () => {
       expect(classifyAsset(name)).toEqual({ platform, arch, fileType } as never);
     });
   }
+});
+
+describe("updater bundle names", () => {
+  test("innerFileType: the type a bundle wraps, null for anything else", () => {
+    expect(innerFileType("MyApp_2.0.0_amd64.AppImage.tar.gz")).toBe("AppImage");
+    expect(innerFileType("MyApp.app.tar.gz")).toBe("app");
+    expect(innerFileType("MyApp.app.zip")).toBe("app");
+    expect(innerFileType("MyApp_2.0.0_x64_en-US.msi.zip")).toBe("msi");
+    expect(innerFileType("MyApp_2.0.0_x64-setup.nsis.zip")).toBe("nsis");
+    for (const n of ["MyApp-1.2.3.AppImage", "MyApp-1.2.3.zip", "MyApp-1.2.3-mac.zip", "app.tar.gz", "MyApp.docx.zip"]) expect(innerFileType(n)).toBeNull();
+  });
+  test("nupkgKind: full, delta, or neither", () => {
+    expect(nupkgKind("MyApp-1.2.3-full.nupkg")).toBe("full");
+    expect(nupkgKind("MyApp-1.2.3-DELTA.nupkg")).toBe("delta");
+    expect(nupkgKind("MyApp-1.2.3.nupkg")).toBeNull();
+    expect(nupkgKind("MyApp-1.2.3-full.zip")).toBeNull();
+  });
 });
 
 describe("query normalisation", () => {

@@ -21,8 +21,21 @@ const CANONICAL_TYPE = new Map(KNOWN_FILE_TYPES.map((t) => [t.toLowerCase(), t])
 const WINDOWS_TYPES = new Set(["exe", "msi", "msix", "msixbundle", "appx", "appxbundle", "nupkg"]);
 const MACOS_TYPES = new Set(["dmg", "pkg"]);
 const LINUX_TYPES = new Set(["AppImage", "deb", "rpm", "snap", "flatpak"]);
-/** Archives carry no platform of their own; a token in the name decides. */
+/** Archives carry no platform of their own; the type inside them or a token in the name decides. */
 const ARCHIVE_TYPES = new Set(["zip", "7z", "tgz", ...MULTI_PART_TYPES]);
+
+/**
+ * Updater bundles wrap an installer or an app in an archive (Tauri: `.AppImage.tar.gz`, `.app.tar.gz`, `.msi.zip`,
+ * `.nsis.zip`): the wrapped type is what names the platform. Keys are lowercase; values are the canonical spelling.
+ */
+const INNER_TYPES: Record<string, { type: string; platform: Platform }> = {
+  appimage: { type: "AppImage", platform: "linux" },
+  app: { type: "app", platform: "macos" },
+  msi: { type: "msi", platform: "windows" },
+  nsis: { type: "nsis", platform: "windows" },
+  exe: { type: "exe", platform: "windows" },
+  dmg: { type: "dmg", platform: "macos" },
+};
 
 const ARCH_ALIASES: Record<string, Arch> = {
   x64: "x64", x86_64: "x64", "x86-64": "x64", amd64: "x64",
@@ -80,6 +93,24 @@ function tokens(base: string): string[] {
     .filter((t) => t.length > 0);
 }
 
+/**
+ * The type an updater bundle wraps (`MyApp_2.0.0_amd64.AppImage.tar.gz` -> `AppImage`, `MyApp.app.tar.gz` ->
+ * `app`, `MyApp_2.0.0_x64-setup.nsis.zip` -> `nsis`), or null when the file is no archive around a known type.
+ */
+export function innerFileType(name: string): string | null {
+  const { base, fileType } = splitExtension(name.trim());
+  if (!ARCHIVE_TYPES.has(fileType)) return null;
+  const dot = base.lastIndexOf(".");
+  if (dot <= 0) return null;
+  return INNER_TYPES[base.slice(dot + 1).toLowerCase()]?.type ?? null;
+}
+
+/** Squirrel's package kind: `MyApp-1.2.3-full.nupkg` is a whole release, `-delta.nupkg` the change from the previous one. */
+export function nupkgKind(name: string): "full" | "delta" | null {
+  const m = /-(full|delta)\.nupkg$/i.exec(name.trim());
+  return m ? (m[1].toLowerCase() as "full" | "delta") : null;
+}
+
 export function isWebZipName(name: string): boolean {
   return /^web-.+\.zip$/i.test(name);
 }
@@ -90,10 +121,19 @@ export function isWebZipName(name: string): boolean {
  *   e.g. `Gantry-1.2.3.dmg` next to `Gantry-1.2.3-arm64.dmg`; update.electronjs.org assumes the same).
  * - A web bundle is `universal`: it runs anywhere, and an `arch` filter keeps universal assets.
  * - An arch outside our set (`armv7l`, `noarch`, ...) gives arch "" rather than a wrong default.
- * - Checksums, blockmaps, update ymls and source archives get platform "" and arch "".
+ * - An archive around an installer or app (`.AppImage.tar.gz`, `.app.tar.gz`, `.msi.zip`, `.nsis.zip`) takes
+ *   the platform of what it wraps; its file type stays the archive's (`tar.gz`, `zip`: what is downloaded), and
+ *   `innerFileType` tells the wrapped one to the updater protocols that need it.
+ * - A blockmap (`FILE.blockmap`, electron-builder's differential-download map) takes FILE's platform and arch, so
+ *   it sits with the file it describes; its file type stays `blockmap`, which nothing recommends.
+ * - Checksums, update ymls and source archives get platform "" and arch "".
  */
 export function classifyAsset(name: string): { platform: Platform | ""; arch: Arch | ""; fileType: string } {
   const { base, fileType } = splitExtension(name.trim());
+  if (fileType === "blockmap") {
+    const of = classifyAsset(base);
+    return { platform: of.platform, arch: of.arch, fileType };
+  }
   const toks = tokens(base);
 
   let platform: Platform | "" = "";
@@ -102,8 +142,8 @@ export function classifyAsset(name: string): { platform: Platform | ""; arch: Ar
   else if (LINUX_TYPES.has(fileType)) platform = "linux";
   else if (fileType === "zip" && isWebZipName(name.trim())) platform = "web";
   else if (ARCHIVE_TYPES.has(fileType)) {
-    // `Foo.app.zip` / `Foo.app.tar.gz` are macOS app bundles (Tauri's updater artifacts).
-    if (/\.app$/i.test(base)) platform = "macos";
+    const inner = innerFileType(name);
+    if (inner) platform = INNER_TYPES[inner.toLowerCase()].platform;
     else {
       for (const t of toks) {
         const p = PLATFORM_ALIASES[t];
