@@ -4,6 +4,7 @@
  * Returns the curl lines that show them.
  */
 import type { AppDeps } from "../deps";
+import { storedFields } from "../site/releases/asset-digests";
 import { classifyAsset } from "../site/releases/classify";
 
 const DAY_MS = 86_400_000;
@@ -55,7 +56,7 @@ export async function seedDemoReleases(deps: AppDeps): Promise<(base: string) =>
     const assets = [];
     for (const [i, name] of sample.files.entries()) {
       const stored = await mirror.put(new Blob([sampleBytes(name, 2048 + i * 1024)]).stream());
-      assets.push({ name, classification: classifyAsset(name), fields: { sha256: stored.sha256, size: stored.size, mirrored: true } });
+      assets.push({ name, classification: classifyAsset(name), fields: { ...storedFields(stored), mirrored: true } });
     }
     const release = { version: sample.version, notes: sample.notes, publishedAt: sample.publishedAt, minAppVersion: sample.minAppVersion };
     await store.publish({ create: release, change: release }, assets);

@@ -47,7 +47,12 @@ if (unavailable) {
           },
         });
         const stored = await m.mirror.put(chunks, { expectedSize: size });
-        expect(stored).toEqual({ sha256: new Bun.CryptoHasher("sha256").update(data).digest("hex"), size });
+        expect(stored).toEqual({
+          sha256: new Bun.CryptoHasher("sha256").update(data).digest("hex"),
+          size,
+          sha512: new Bun.CryptoHasher("sha512").update(data).digest("base64"),
+          sha1: new Bun.CryptoHasher("sha1").update(data).digest("hex"),
+        });
         expect(readdirSync(m.spoolDir)).toEqual([]);
         const blob = (await m.mirror.open(stored.sha256))!;
         expect(blob.size).toBe(size);

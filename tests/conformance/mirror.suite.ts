@@ -2,6 +2,7 @@
  * What every Mirror must do, against the interface only: content addressing, reads as lazy Blobs, refusal of
  * short, long or wrong bytes without leaving anything behind, and digests as the only names.
  */
+import { createHash } from "node:crypto";
 import { afterEach, describe, expect, test } from "bun:test";
 import { MirrorWriteError, type Mirror } from "../../src/site/downloads/mirror";
 
@@ -30,13 +31,23 @@ export function mirrorConformance(backend: string, make: () => Promise<MirrorFix
       await fx?.close();
       fx = null;
     });
+    /** What a put reports: the SHA-256 naming the bytes and the updaters' digests (electron-updater, Squirrel.Windows). */
+    const digests = (data: Uint8Array) => ({
+      sha256: sha256(data),
+      size: data.length,
+      sha512: new Bun.CryptoHasher("sha512").update(data).digest("base64"),
+      sha1: new Bun.CryptoHasher("sha1").update(data).digest("hex"),
+    });
     const bytes = (n: number, seed = 1) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
 
-    test("put streams bytes in and names them by their SHA-256; open gives them back, sliceable", async () => {
+    test("put streams bytes in and names them by their SHA-256 (with SHA-512 and SHA-1 of the same pass); open gives them back, sliceable", async () => {
       const { mirror } = await open();
       const data = bytes(10_000);
       const stored = await mirror.put(streamOf(data));
-      expect(stored).toEqual({ sha256: sha256(data), size: data.length });
+      expect(stored).toEqual(digests(data));
+      // Cross-checked with Node's crypto, as updaters compute them: base64 SHA-512, hex SHA-1.
+      expect(stored.sha512).toBe(createHash("sha512").update(data).digest("base64"));
+      expect(stored.sha1).toBe(createHash("sha1").update(data).digest("hex"));
       expect(await mirror.has(stored.sha256)).toBe(true);
       const blob = (await mirror.open(stored.sha256))!;
       expect(blob.size).toBe(data.length);
@@ -70,7 +81,7 @@ export function mirrorConformance(backend: string, make: () => Promise<MirrorFix
       });
       await expect(mirror.put(failing)).rejects.toThrow("connection reset");
       expect(await mirror.has(digest)).toBe(false);
-      expect(await mirror.put(streamOf(data), { expectedSize: 5000, expectedSha256: digest })).toEqual({ sha256: digest, size: 5000 });
+      expect(await mirror.put(streamOf(data), { expectedSize: 5000, expectedSha256: digest })).toEqual(digests(data));
       await mirror.sweep();
       expect(await mirror.has(digest)).toBe(true);
     });

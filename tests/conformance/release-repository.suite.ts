@@ -197,6 +197,26 @@ export function releaseRepositoryConformance(backend: string, make: () => Promis
       expect(byName((await releases.list())[0]!, "c.exe").signature).toBe(sigA);
     });
 
+    test("an asset keeps the updaters' digests (SHA-512, SHA-1) through publish, putAsset, updateAsset and a batch; unknown is \"\"", async () => {
+      const { releases } = await open();
+      const d512 = "z".repeat(86) + "==";
+      const d1 = "1".repeat(40);
+      const r = (await releases.publish(put("1.0.0"), [
+        { name: "a.exe", classification: {}, fields: { ...mirrored(SHA_A), sha512: d512, sha1: d1 } },
+        { name: "b.exe", classification: {}, fields: mirrored(SHA_B) },
+      ])).release;
+      const byName = (rel: ReleaseRecord | null, n: string) => rel!.assets.find((x) => x.name === n)!;
+      expect(byName(r, "a.exe")).toMatchObject({ sha512: d512, sha1: d1 });
+      expect(byName(r, "b.exe")).toMatchObject({ sha512: "", sha1: "" });
+      const { asset } = await releases.putAsset(r.id, { name: "c.exe", classification: {}, fields: { ...mirrored(SHA_A), sha512: d512, sha1: d1 } });
+      expect(asset).toMatchObject({ sha512: d512, sha1: d1 });
+      await releases.updateAsset(asset.id, { sha512: "", sha1: "" });
+      expect(await releases.getAsset(asset.id)).toMatchObject({ sha512: "", sha1: "" });
+      await releases.applyBatch([{ version: "1.0.0", existingId: r.id, create: null, update: {}, assets: [{ existingId: null, name: "d.exe", fields: { sha512: d512, sha1: d1 } }] }]);
+      expect(byName(await releases.get("1.0.0"), "d.exe")).toMatchObject({ sha512: d512, sha1: d1 });
+      expect(byName((await releases.list())[0]!, "a.exe")).toMatchObject({ sha512: d512, sha1: d1 });
+    });
+
     test("a synced asset keeps where its signature is fetched from through a batch and updateAsset; none is null", async () => {
       const { releases } = await open();
       const sigUrl = "https://github.com/o/r/releases/download/v1/a.exe.minisig";

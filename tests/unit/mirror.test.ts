@@ -32,7 +32,12 @@ describe("FileSystemMirror", () => {
     const m = mirror();
     const seen: number[] = [];
     const obj = await m.put(chunked(data), { expectedSize: data.length, onProgress: (n) => seen.push(n) });
-    expect(obj).toEqual({ sha256: sha(data), size: data.length });
+    expect(obj).toEqual({
+      sha256: sha(data),
+      size: data.length,
+      sha512: new Bun.CryptoHasher("sha512").update(data).digest("base64"),
+      sha1: new Bun.CryptoHasher("sha1").update(data).digest("hex"),
+    });
     expect(seen.at(-1)).toBe(data.length);
     expect(seen.length).toBe(65);
     expect(existsSync(join(m.root, obj.sha256.slice(0, 2), obj.sha256))).toBe(true);

@@ -14,7 +14,7 @@ import { downloadNotModified } from "../revalidation";
 import { DownloadTokenSigner, TOKEN_REASON_TEXT, isWellFormedToken, judgeToken } from "./download-tokens";
 import { MintLimit } from "./mint-limit";
 import type { MetaRepository } from "../../store/meta-repository";
-import type { Mirror } from "./mirror";
+import type { Mirror, MirrorObject } from "./mirror";
 import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
 import type { DownloadRepository } from "./download-repository";
 import { assetSource } from "../releases/classify";
@@ -164,10 +164,10 @@ export class DownloadService {
   /** Pull-through (download-pull-through.ts): a complete proxied pass lands in the mirror and the asset records it. */
   private pullThroughFor(asset: AssetRecord): PullThrough {
     const { store, log } = this.deps;
-    const record = async ({ sha256, size }: { sha256: string; size: number }) => {
+    const record = async ({ sha256, size, sha512, sha1 }: MirrorObject) => {
       // Only if the asset still names that upstream and nothing else mirrored it meanwhile.
       const now = await store.getAsset(asset.id);
-      if (now && !now.mirrored && now.upstreamUrl === asset.upstreamUrl) await store.updateAsset(asset.id, { sha256, size, mirrored: true });
+      if (now && !now.mirrored && now.upstreamUrl === asset.upstreamUrl) await store.updateAsset(asset.id, { sha256, size, sha512, sha1, mirrored: true });
     };
     return {
       mirror: this.deps.mirror,

@@ -8,6 +8,12 @@ export interface MirrorObject {
   /** Lowercase hex. */
   sha256: string;
   size: number;
+  /**
+   * The digests updaters check, computed in the same pass over the bytes (so nothing is hashed per request):
+   * SHA-512 in base64 (electron-updater's `sha512`) and SHA-1 in lowercase hex (Squirrel.Windows' RELEASES).
+   */
+  sha512: string;
+  sha1: string;
 }
 
 export interface PutOptions {
@@ -35,7 +41,7 @@ export type MirrorLocation = { kind: "filesystem" } | { kind: "s3"; bucket: stri
 export interface Mirror {
   /** Where the bytes are kept (the kind, and for a bucket its name and endpoint). */
   readonly location: MirrorLocation;
-  /** Streams `body` in, computing size and SHA-256 over exactly the bytes stored. */
+  /** Streams `body` in, computing size and digests (SHA-256, SHA-512, SHA-1) over exactly the bytes stored. */
   put(body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<MirrorObject>;
   has(sha256: string): Promise<boolean>;
   /** A lazy, sliceable view of the stored bytes (never read into memory), or null when absent. */

@@ -16,6 +16,7 @@ import { basename } from "node:path";
 import type { MinisignPublicKey } from "./minisign";
 import { readSignatureBeside, signatureToKeep, signaturesOf } from "./publish-signatures";
 import { AppError } from "../../errors";
+import { NO_DIGESTS, storedFields } from "./asset-digests";
 import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } from "./classify";
 import { sanitizeFileName } from "../downloads/download-headers";
 import { isHttpUrl } from "../downloads/http-url";
@@ -266,8 +267,8 @@ export class ReleaseCatalog {
             : classifyAsset(s.name),
           fields: {
             ...(obj
-              ? { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null }
-              : { sha256: "", size: null, mirrored: false, upstreamUrl: (s as { url: string }).url || null }),
+              ? { ...storedFields(obj), mirrored: true, upstreamUrl: null }
+              : { ...NO_DIGESTS, size: null, mirrored: false, upstreamUrl: (s as { url: string }).url || null }),
             ...NOT_SYNCED,
             signature: signatures.get(s.name) ?? null,
           },
@@ -286,7 +287,7 @@ export class ReleaseCatalog {
     const { asset, replaced } = await this.store.putAsset(release.id, {
       name: clean,
       classification: classifyAsset(clean),
-      fields: { sha256: obj.sha256, size: obj.size, mirrored: true, upstreamUrl: null, ...NOT_SYNCED },
+      fields: { ...storedFields(obj), mirrored: true, upstreamUrl: null, ...NOT_SYNCED },
     });
     await this.collect(replaced);
     return asset;
@@ -301,7 +302,7 @@ export class ReleaseCatalog {
     const { asset, replaced } = await this.store.putAsset(release.id, {
       name: clean,
       classification: classifyAsset(clean),
-      fields: { sha256: "", size: null, mirrored: false, upstreamUrl: u || null, mirrorError: null, mirrorPending: false },
+      fields: { ...NO_DIGESTS, size: null, mirrored: false, upstreamUrl: u || null, mirrorError: null, mirrorPending: false },
     });
     await this.collect(replaced);
     return asset;

@@ -29,6 +29,12 @@ export interface Asset {
   fileType: string;
   /** Lowercase hex without prefix, or "" while unknown (e.g. a proxied asset never downloaded). */
   sha256: string;
+  /**
+   * The digests updater protocols carry, computed with the SHA-256 when the bytes are stored (asset-digests.ts):
+   * SHA-512 in base64 (electron-updater) and SHA-1 in lowercase hex (Squirrel.Windows); "" or absent while unknown.
+   */
+  sha512?: string;
+  sha1?: string;
   size: number | null;
   upstreamUrl: string | null;
   mirrored: boolean;
@@ -120,6 +126,8 @@ export interface AssetFields {
   fileType?: string;
   classifiedByOperator?: boolean;
   sha256?: string;
+  sha512?: string;
+  sha1?: string;
   size?: number | null;
   mirrored?: boolean;
   upstreamUrl?: string | null;

@@ -7,6 +7,7 @@ import type { ServiceContext } from "../../service-context";
 import { DownloadService } from "../downloads/download-service";
 import { guardedFetch } from "../downloads/fetch-guard";
 import type { Mirror } from "../downloads/mirror";
+import { backfillUpdaterDigests } from "./asset-digests";
 import { parsePublicKeySetting } from "./minisign";
 import { ReleaseCatalog } from "./release-catalog";
 import type { ReleaseRecord, ReleaseRepository } from "./release-repository";
@@ -80,6 +81,11 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
     configuredSync,
     start() {
       mirror.sweep().catch((err) => ctx.log.warn("could not clear abandoned mirror writes", { error: (err as Error).message }));
+      // Files stored before the updaters' digests existed get them once, in the background (asset-digests.ts).
+      backfillUpdaterDigests({ store, mirror, signal: abort.signal }).then(
+        (n) => n > 0 && ctx.log.info("updater digests computed for assets stored before them", { assets: n }),
+        (err) => ctx.log.warn("updater digests not computed; next start tries again", { error: (err as Error).message }),
+      );
       if (!ctx.config.syncGithub || ctx.config.syncIntervalMinutes <= 0) return;
       // First run right away, so a fresh server has releases without waiting a whole interval.
       const first = setTimeout(periodic, 0);

@@ -11,6 +11,9 @@ export interface AssetView {
   fileType: string;
   /** `sha256:<hex>` or "". */
   sha256: string;
+  /** The updaters' digests (asset-digests.ts): SHA-512 in base64, SHA-1 in hex; "" while unknown. */
+  sha512: string;
+  sha1: string;
   size: number | null;
   source: "mirror" | "proxy" | "unavailable";
   upstreamUrl: string | null;
@@ -46,6 +49,8 @@ export function assetView(a: AssetRecord): AssetView {
     arch: a.arch,
     fileType: a.fileType,
     sha256: a.sha256 ? `sha256:${a.sha256}` : "",
+    sha512: a.sha512 ?? "",
+    sha1: a.sha1 ?? "",
     size: a.size,
     source: assetSource(a),
     upstreamUrl: a.upstreamUrl,

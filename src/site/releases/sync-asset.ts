@@ -7,6 +7,7 @@
  */
 import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
 import type { Mirror, MirrorObject } from "../downloads/mirror";
+import { updaterDigestsOf } from "./asset-digests";
 import type { MinisignPublicKey } from "./minisign";
 import type { AssetRecord } from "./release-repository";
 import { credentials, type GitHubSource } from "./sync-github";
@@ -47,7 +48,8 @@ export async function mirrorAsset(
   const held = expectedHex ? await mirror.open(expectedHex) : null;
   if (expectedHex && held) {
     const signature = publicKey && sigText !== null ? await verifiedSignature(publicKey, sigText, held.stream(), held.size) : unchecked;
-    return { sha256: expectedHex, size: held.size, signature, reused: true };
+    // Nothing downloaded, so the updaters' digests come from the bytes held (sync runs in the background).
+    return { sha256: expectedHex, size: held.size, ...(await updaterDigestsOf(held)), signature, reused: true };
   }
 
   const url = source.token && asset.remoteApiUrl ? asset.remoteApiUrl : (asset.upstreamUrl ?? asset.remoteApiUrl);

@@ -22,7 +22,8 @@ import { redactUrlCredentials } from "../../redact";
 import { processTag } from "../../store/process-owner";
 import { DownloadFetchError } from "../downloads/download-fetch";
 import { isHttpUrl } from "../downloads/http-url";
-import { MirrorWriteError, type Mirror } from "../downloads/mirror";
+import { MirrorWriteError, type Mirror, type MirrorObject } from "../downloads/mirror";
+import { storedFields } from "./asset-digests";
 import type { MinisignPublicKey } from "./minisign";
 import type { AssetRecord, AssetSource, ReleaseRepository } from "./release-repository";
 import { servedMeanwhile } from "./signed-offer";
@@ -224,7 +225,7 @@ export class ReleaseSync {
       progress.start(`${version} ${asset.name}`, asset.remoteSize ?? asset.size);
       try {
         const done = await mirrorAsset(asset, source, assetDeps, { signal: options.signal, onProgress: (n) => progress.update(n) });
-        await this.markMirrored(asset, done.sha256, done.size, done.signature);
+        await this.markMirrored(asset, done, done.signature);
         if (done.reused) report.reused.push({ version, name: asset.name });
         else report.downloaded.push({ version, name: asset.name, bytes: done.size });
         const signed = done.signature ? (publicKey ? ", signature verified" : ", signature carried") : "";
@@ -244,10 +245,11 @@ export class ReleaseSync {
     }
   }
 
-  private async markMirrored(asset: AssetRecord, sha256: string, size: number, signature: string | null): Promise<void> {
+  private async markMirrored(asset: AssetRecord, stored: MirrorObject, signature: string | null): Promise<void> {
     const old = asset.mirrored ? asset.sha256 : "";
+    const { sha256 } = stored;
     // The signature belongs to these bytes: stored with them, replacing (or clearing) the one of the bytes before.
-    await this.deps.store.updateAsset(asset.id, { sha256, size, mirrored: true, mirrorPending: false, mirrorError: null, signature });
+    await this.deps.store.updateAsset(asset.id, { ...storedFields(stored), mirrored: true, mirrorPending: false, mirrorError: null, signature });
     if (old && old !== sha256 && !(await this.deps.store.isShaReferenced(old))) void this.deps.mirror.remove(old);
   }
 }

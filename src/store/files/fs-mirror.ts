@@ -42,7 +42,8 @@ export class FileSystemMirror implements Mirror {
     const file = await open(tmp, "w", 0o644);
     let done = false;
     try {
-      const { sha256, size } = await writeHashed(body, file, options);
+      const stored = await writeHashed(body, file, options);
+      const { sha256 } = stored;
       await file.sync();
       await file.close();
       const target = this.pathOf(sha256);
@@ -50,7 +51,7 @@ export class FileSystemMirror implements Mirror {
       // Same digest = same bytes: renaming over an existing copy is harmless and atomic.
       await rename(tmp, target);
       done = true;
-      return { sha256, size };
+      return stored;
     } finally {
       if (!done) {
         await file.close().catch(() => {});

@@ -8,6 +8,9 @@ import { MirrorWriteError, type MirrorObject, type PutOptions } from "../../site
 
 export async function writeHashed(body: ReadableStream<Uint8Array>, file: FileHandle, options: PutOptions): Promise<MirrorObject> {
   const hasher = new Bun.CryptoHasher("sha256");
+  // The updaters' digests in the same pass: the bytes are read once, whoever asks later (asset-digests.ts).
+  const sha512 = new Bun.CryptoHasher("sha512");
+  const sha1 = new Bun.CryptoHasher("sha1");
   let size = 0;
   const reader = body.getReader();
   try {
@@ -20,6 +23,8 @@ export async function writeHashed(body: ReadableStream<Uint8Array>, file: FileHa
         throw new MirrorWriteError(`received more than the expected ${options.expectedSize} bytes`);
       }
       hasher.update(value);
+      sha512.update(value);
+      sha1.update(value);
       let offset = 0;
       while (offset < value.byteLength) offset += (await file.write(value, offset, value.byteLength - offset)).bytesWritten;
       options.onProgress?.(size);
@@ -35,5 +40,5 @@ export async function writeHashed(body: ReadableStream<Uint8Array>, file: FileHa
   if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
     throw new MirrorWriteError(`SHA-256 mismatch: got ${sha256}, expected ${options.expectedSha256.toLowerCase()}`);
   }
-  return { sha256, size };
+  return { sha256, size, sha512: sha512.digest("base64"), sha1: sha1.digest("hex") };
 }

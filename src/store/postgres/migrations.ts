@@ -288,6 +288,12 @@ const V10 = `
   CREATE INDEX stored_responses_key_age ON stored_responses (key_id, created_at, id, bytes);
 `;
 
+/** 11: the digests updater protocols carry, SHA-512 (base64) and SHA-1 (hex) (as SQLite's migration 17). */
+const V11 = `
+  ALTER TABLE release_assets ADD COLUMN sha512 TEXT NOT NULL DEFAULT '';
+  ALTER TABLE release_assets ADD COLUMN sha1 TEXT NOT NULL DEFAULT '';
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 export const SCHEMA_VERSION = MIGRATIONS.length;

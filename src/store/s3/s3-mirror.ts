@@ -70,7 +70,8 @@ export class S3Mirror implements Mirror {
     const spool = join(this.options.spoolDir, tempFileName("s3part"));
     try {
       // The body's own failure (a caller that went away) is passed on as it is, as the file-system mirror does.
-      const { sha256, size } = await spoolAndHash(body, spool, options);
+      const stored = await spoolAndHash(body, spool, options);
+      const { sha256, size } = stored;
       const target = this.client.file(this.keyOf(sha256));
       try {
         // Same digest = same bytes: an object already there is this one.
@@ -80,7 +81,7 @@ export class S3Mirror implements Mirror {
         // Not the caller's fault (a 500, logged), unlike a body of the wrong size or digest.
         throw new Error(`S3 upload failed: ${describe(err)}`);
       }
-      return { sha256, size };
+      return stored;
     } finally {
       await rm(spool, { force: true }).catch(() => {});
     }

@@ -46,6 +46,8 @@ interface AssetRow {
   file_type: string;
   classified_by_operator: number;
   sha256: string;
+  sha512: string;
+  sha1: string;
   size: number | null;
   mirrored: number;
   upstream_url: string | null;
@@ -70,6 +72,8 @@ const ASSET_COLUMNS: Record<keyof AssetFields, string> = {
   fileType: "file_type",
   classifiedByOperator: "classified_by_operator",
   sha256: "sha256",
+  sha512: "sha512",
+  sha1: "sha1",
   size: "size",
   mirrored: "mirrored",
   upstreamUrl: "upstream_url",
@@ -98,6 +102,8 @@ function toAsset(r: AssetRow): AssetRecord {
     arch: r.arch as Arch | "",
     fileType: r.file_type,
     sha256: r.sha256,
+    sha512: r.sha512 ?? "",
+    sha1: r.sha1 ?? "",
     size: r.size,
     upstreamUrl: r.upstream_url,
     mirrored: r.mirrored === 1,
