@@ -15,6 +15,8 @@ export interface RenderedDocument {
   etag: string;
   /** The builder had nothing to render (it returned null). */
   empty: boolean;
+  /** The body's media type when it is not JSON (an updater feed's YAML or XML). */
+  contentType?: string;
 }
 
 interface Entry {
@@ -95,6 +97,12 @@ export class DocumentCache {
 }
 
 /** A value serialised and tagged once (null: the builder had nothing to render). */
+/** A document that is text already (YAML, XML): `null` is nothing to render, as for renderDocument. */
+export function renderText(body: string | null, contentType: string): RenderedDocument {
+  if (body === null) return { body: "", etag: "", empty: true, contentType };
+  return { body, etag: documentEtag(body), empty: false, contentType };
+}
+
 export function renderDocument(value: unknown): RenderedDocument {
   const body = value === null ? "" : JSON.stringify(value);
   return { body, etag: value === null ? "" : documentEtag(body), empty: value === null };

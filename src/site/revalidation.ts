@@ -92,14 +92,14 @@ interface ReplyHeaders {
 
 const replyHeaders = new WeakMap<object, ReplyHeaders>();
 
-function replyHeadersOf(doc: { etag: string }, cors: ReplyHeaders["cors"], vary: string | undefined): ReplyHeaders {
+function replyHeadersOf(doc: { etag: string; contentType?: string }, cors: ReplyHeaders["cors"], vary: string | undefined): ReplyHeaders {
   const date = httpDate();
   let h = replyHeaders.get(doc);
   if (h !== undefined && h.date === date && h.cors === cors && h.vary === vary) return h;
   const notModified = new Headers(documentHeaders(doc.etag, date, cors));
   if (vary !== undefined) notModified.append("vary", vary);
   const ok = new Headers(notModified);
-  ok.set("content-type", "application/json");
+  ok.set("content-type", doc.contentType ?? "application/json");
   h = { date, cors, vary, ok, notModified };
   replyHeaders.set(doc, h);
   return h;
@@ -109,7 +109,7 @@ function replyHeadersOf(doc: { etag: string }, cors: ReplyHeaders["cors"], vary:
  * What revalidatedBody answers, for a document kept by the document cache (its headers are made once, see
  * ReplyHeaders); `vary` names a request header the chosen document depended on (a staged rollout's client id).
  */
-export function documentReply(request: Request, doc: { body: string; etag: string }, vary?: string): Response {
+export function documentReply(request: Request, doc: { body: string; etag: string; contentType?: string }, vary?: string): Response {
   const h = replyHeadersOf(doc, corsOf(request), vary);
   if (!ifMatchHolds(request.headers.get("if-match"), doc.etag)) {
     const res = preconditionFailed(documentHeaders(doc.etag, h.date, h.cors));

@@ -3,10 +3,11 @@ import { Elysia } from "elysia";
 import { corsOf, isCorsPath, keepCors } from "./cors";
 import { engagementRoutes, type EngagementRoutesDeps } from "./engagement-routes";
 import { refuseRepeatedParams } from "./query-params";
+import { feedRoutes, type FeedRoutesDeps } from "./protocols/feed-routes";
 import { releaseRoutes, type ReleaseRoutesDeps } from "./releases/release-routes";
 import type { SiteDocuments } from "./site-documents";
 
-export type SiteDeps = ReleaseRoutesDeps & EngagementRoutesDeps;
+export type SiteDeps = ReleaseRoutesDeps & EngagementRoutesDeps & FeedRoutesDeps;
 
 /** `documents`: the public documents (site-documents.ts), made once and also served by Bun's native route table. */
 export function siteRoutes(deps: SiteDeps, documents: SiteDocuments) {
@@ -24,5 +25,5 @@ export function siteRoutes(deps: SiteDeps, documents: SiteDocuments) {
     .options("/api/v1/*", preflight)
     .options("/update/latest.json", preflight);
   for (const doc of documents.routes) app.get(doc.path, ({ request }) => doc.get(request));
-  return app.use(releaseRoutes(deps)).use(engagementRoutes(deps));
+  return app.use(releaseRoutes(deps)).use(engagementRoutes(deps)).use(feedRoutes(deps));
 }

@@ -7,12 +7,13 @@ import type { Config } from "../../config";
 import type { ChangeFeed } from "../../store/change-feed";
 import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
-import { buildLatestDocument, buildLegacyManifestOf, isFilteredQuery, parseLatestQuery, planLatest, planLegacyManifest, type LatestPlan } from "./latest";
-import { inRolloutGroup, isPausedRollout, rolloutClientId, rolloutOffers } from "./rollout";
+import { buildLatestDocument, buildLegacyManifestOf, isFilteredQuery, parseLatestQuery, planLatest, planLegacyManifest } from "./latest";
+import { rolloutClientId } from "./rollout";
 import { readParam } from "../query-params";
 import { DOCUMENT_CACHE_CONTROL, documentReply } from "../revalidation";
 import { corsOf } from "../cors";
-import { DocumentCache, renderDocument, whenReady, type RenderedDocument } from "../document-cache";
+import { DocumentCache, whenReady, type RenderedDocument } from "../document-cache";
+import { pickRendered, renderVariants, variantReply, type RenderedVariants, type ReportedVersion } from "../document-variants";
 import { HEARTBEAT_INTERVAL_SECONDS, ONLINE_WINDOW_SECONDS } from "../heartbeats/heartbeat-input";
 import type { ReleaseServices } from "./release-services";
 import type { ClientRepository } from "../heartbeats/client-repository";
@@ -75,7 +76,7 @@ export function releaseDocuments(deps: ReleaseDocumentsDeps): { latest: Document
           const manifestServed = planLegacyManifest(releases).base !== null;
           return renderVariants(planLatest(releases, q), (r) => buildLatestDocument(r, q, ctx, manifestServed));
         });
-        return whenReady(variants, (v) => variantReply(request, params, v, reportedVersion));
+        return whenReady(variants, (v) => clientReply(request, params, v, reportedVersion));
       },
     },
     /**
@@ -113,22 +114,6 @@ function manifestReply(request: Request, v: RenderedVariants, m: RenderedDocumen
   return documentReply(request, m, vary);
 }
 
-/**
- * The rendered documents of a plan: `base` for everyone, one per release in a staged rollout. With no rollout
- * in progress (`staged` empty) the reply is `base` and no client is looked at.
- */
-interface RenderedVariants {
-  base: RenderedDocument;
-  staged: Array<{ release: LatestPlan["staged"][number]; doc: RenderedDocument }>;
-}
-
-function renderVariants(plan: LatestPlan, build: (r: LatestPlan["base"]) => unknown): RenderedVariants {
-  return {
-    base: renderDocument(build(plan.base)),
-    staged: plan.staged.map((release) => ({ release, doc: renderDocument(build(release)) })),
-  };
-}
-
 const CLIENT_ID_HEADER_NAME = "X-App-Client-ID";
 
 /** The client's id: the X-App-Client-ID header, else the `client_id` query parameter; malformed = none. */
@@ -138,36 +123,7 @@ function clientIdOf(request: Request, params: Params): string | null {
   return rolloutClientId(readParam(params, "client_id"));
 }
 
-/** Asks the version a client's last heartbeat reported (null when unknown, or when the store fails). */
-type ReportedVersion = (clientId: string) => Promise<string | null>;
-
-/**
- * The variant this client gets. Only a client in the group of a paused rollout needs its reported version, so
- * only then is the store asked (one lookup); everyone else is answered without a promise.
- */
-function pickRendered(v: RenderedVariants, clientId: string | null, reportedVersion: ReportedVersion): RenderedDocument | Promise<RenderedDocument> {
-  if (clientId === null) return v.base;
-  for (const s of v.staged) {
-    if (!inRolloutGroup(s.release, clientId)) continue;
-    if (!isPausedRollout(s.release)) return s.doc;
-    return reportedVersion(clientId).then((reported) => pickWithReport(v, clientId, reported));
-  }
-  return v.base;
-}
-
-function pickWithReport(v: RenderedVariants, clientId: string, reported: string | null): RenderedDocument {
-  for (const s of v.staged) if (rolloutOffers(s.release, clientId, reported)) return s.doc;
-  return v.base;
-}
-
-/**
- * The document for this client, revalidated against its own ETag (each variant is a different body, so a
- * different tag). While a rollout is in progress the reply varies with the header: `Vary: X-App-Client-ID`
- * (the query parameter is part of the URL already).
- */
-function variantReply(request: Request, params: Params, v: RenderedVariants, reportedVersion: ReportedVersion): Response | Promise<Response> {
-  if (v.staged.length === 0) return documentReply(request, v.base);
-  const chosen = pickRendered(v, clientIdOf(request, params), reportedVersion);
-  if (chosen instanceof Promise) return chosen.then((doc) => documentReply(request, doc, CLIENT_ID_HEADER_NAME));
-  return documentReply(request, chosen, CLIENT_ID_HEADER_NAME);
+/** The document for this client (document-variants.ts), varying with X-App-Client-ID while a rollout is in progress. */
+function clientReply(request: Request, params: Params, v: RenderedVariants, reportedVersion: ReportedVersion): Response | Promise<Response> {
+  return variantReply(request, v, () => clientIdOf(request, params), CLIENT_ID_HEADER_NAME, reportedVersion);
 }

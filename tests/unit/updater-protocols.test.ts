@@ -1,0 +1,103 @@
+/**
+ * The pure parts of the updater feeds (issue 35): the shared offer rule (the rule of /api/v1/latest, with a
+ * protocol's pick), strict SemVer spellings, and electron-updater's feed names, file choice and YAML.
+ */
+import { describe, expect, test } from "bun:test";
+import { classifyAsset } from "../../src/site/releases/classify";
+import { chooseVariant, planLatest } from "../../src/site/releases/latest";
+import { rolloutBucket } from "../../src/site/releases/rollout";
+import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "../../src/site/protocols/electron/electron-feed";
+import { chooseOffer, planOffer } from "../../src/site/protocols/offer";
+import { strictSemver } from "../../src/site/protocols/semver";
+import type { Asset, Release } from "../../src/site/types";
+
+let nextId = 1;
+function asset(name: string, over: Partial<Asset> = {}): Asset {
+  return { id: nextId++, releaseId: 1, name, ...classifyAsset(name), sha256: "a".repeat(64), sha512: "c2hhNTEy", sha1: "b".repeat(40), size: 100, upstreamUrl: null, mirrored: true, downloads: 0, ...over };
+}
+function release(version: string, names: string[], over: Partial<Release> = {}): Release {
+  return { id: nextId++, version, notes: "", publishedAt: "2026-11-01T00:00:00Z", minAppVersion: "", prerelease: false, assets: names.map((n) => asset(n)), ...over };
+}
+
+describe("planOffer: the rule of /api/v1/latest", () => {
+  const releases = [
+    release("1.0.0", ["App-1.0.0.AppImage"]),
+    release("1.1.0", ["App-1.1.0.AppImage"], { rolloutPercent: 40 }),
+    release("1.2.0", ["App-1.2.0.AppImage"], { yanked: true }),
+    release("1.3.0", ["App-1.3.0.dmg"]), // nothing for Linux: passed over
+    release("2.0.0-beta.1", ["App-2.0.0-beta.1.AppImage"]),
+  ];
+  const pickLinux = (r: Release) => r.assets.find((a) => a.platform === "linux") ?? null;
+
+  test("base, staged and the choice per client agree with planLatest/chooseVariant for the same filter", () => {
+    const plan = planOffer(releases, pickLinux);
+    const latest = planLatest(releases, { platform: "linux" });
+    expect(plan.base?.release.version).toBe(latest.base!.version);
+    expect(plan.staged.map((o) => o.release.version)).toEqual(latest.staged.map((r) => r.version));
+    for (let i = 0; i < 200; i++) {
+      const id = `client-${i}`;
+      expect(chooseOffer(plan, id)?.release.version).toBe(chooseVariant(latest, id)!.version);
+      expect(chooseOffer(plan, id)?.release.version).toBe(rolloutBucket(id, "1.1.0") < 4000 ? "1.1.0" : "1.0.0");
+    }
+    expect(chooseOffer(plan, null)?.pick.name).toBe("App-1.0.0.AppImage");
+  });
+
+  test("pre-releases only when asked; nothing offerable gives no offer", () => {
+    expect(planOffer(releases, pickLinux, { includePrerelease: true }).base?.release.version).toBe("2.0.0-beta.1");
+    expect(chooseOffer(planOffer(releases, () => null), "x")).toBeNull();
+  });
+});
+
+describe("strictSemver", () => {
+  test("pads one or two parts, keeps pre-release and build, refuses four parts", () => {
+    expect(strictSemver("v1.2")).toBe("1.2.0");
+    expect(strictSemver("3")).toBe("3.0.0");
+    expect(strictSemver("1.2.3-beta.1+7")).toBe("1.2.3-beta.1+7");
+    expect(strictSemver("1.2.3.4")).toBeNull();
+    expect(strictSemver("latest")).toBeNull();
+  });
+});
+
+describe("electron-updater feeds", () => {
+  test("feed names", () => {
+    expect(parseElectronFeedName("latest.yml")).toEqual({ channel: "latest", platform: "windows", arch: null });
+    expect(parseElectronFeedName("latest-mac.yml")).toEqual({ channel: "latest", platform: "macos", arch: null });
+    expect(parseElectronFeedName("latest-linux.yml")).toEqual({ channel: "latest", platform: "linux", arch: "x64" });
+    expect(parseElectronFeedName("beta-linux-arm64.yml")).toEqual({ channel: "beta", platform: "linux", arch: "arm64" });
+    expect(parseElectronFeedName("latest-linux-ia32.yml")).toEqual({ channel: "latest", platform: "linux", arch: "x86" });
+    for (const n of ["latest.yaml", "latest-win.yml", "Latest.yml", "latest-linux-armv7l.yml", "../latest.yml", ""]) expect(parseElectronFeedName(n)).toBeNull();
+    expect(channelTakesPrereleases("latest")).toBe(false);
+    expect(channelTakesPrereleases("beta")).toBe(true);
+  });
+
+  test("files: one NSIS exe (x64 setup first), every mac zip, the arch's AppImage/deb/rpm with the AppImage first; none without SHA-512 or bytes", () => {
+    const r = release("1.2.0", [
+      "App-1.2.0-arm64-setup.exe", "App-1.2.0.exe", "App Setup 1.2.0.exe", "App-1.2.0.msi",
+      "App-1.2.0-mac.zip", "App-1.2.0-arm64-mac.zip", "App-1.2.0.dmg",
+      "app_1.2.0_amd64.deb", "App-1.2.0.AppImage", "app-1.2.0.x86_64.rpm", "App-1.2.0-arm64.AppImage", "App-1.2.0.AppImage.blockmap",
+    ]);
+    const names = (f: ReturnType<typeof electronFiles>) => f?.map((a) => a.name) ?? null;
+    expect(names(electronFiles(r, { channel: "latest", platform: "windows", arch: null }))).toEqual(["App Setup 1.2.0.exe"]);
+    expect(names(electronFiles(r, { channel: "latest", platform: "macos", arch: null }))).toEqual(["App-1.2.0-mac.zip", "App-1.2.0-arm64-mac.zip"]);
+    expect(names(electronFiles(r, { channel: "latest", platform: "linux", arch: "x64" }))).toEqual(["App-1.2.0.AppImage", "app_1.2.0_amd64.deb", "app-1.2.0.x86_64.rpm"]);
+    expect(names(electronFiles(r, { channel: "latest", platform: "linux", arch: "arm64" }))).toEqual(["App-1.2.0-arm64.AppImage"]);
+    const noDigest = release("1.3.0", ["App-1.3.0.AppImage"]);
+    noDigest.assets[0].sha512 = "";
+    expect(electronFiles(noDigest, { channel: "latest", platform: "linux", arch: "x64" })).toBeNull();
+    const unavailable = release("1.3.0", ["App-1.3.0.AppImage"]);
+    Object.assign(unavailable.assets[0], { mirrored: false, upstreamUrl: null });
+    expect(electronFiles(unavailable, { channel: "latest", platform: "linux", arch: "x64" })).toBeNull();
+    expect(electronFiles(release("1.2.3.4", ["App.AppImage"]), { channel: "latest", platform: "linux", arch: "x64" })).toBeNull();
+  });
+
+  test("YAML: strings quoted as JSON (valid YAML), stagingPercentage only when given", () => {
+    const r = release("v1.2", ["App: 1.2.AppImage"], { notes: "line 1\nline: 2 # not a comment" });
+    const files = electronFiles(r, { channel: "latest", platform: "linux", arch: "x64" })!;
+    const yml = buildElectronYml(r, files, "https://u.example.com/");
+    expect(yml).toContain('version: "1.2.0"');
+    expect(yml).toContain(`  - url: "https://u.example.com/update/files/${files[0].id}/App%3A%201.2.AppImage"`);
+    expect(yml).toContain('releaseNotes: "line 1\\nline: 2 # not a comment"');
+    expect(yml).not.toContain("stagingPercentage");
+    expect(buildElectronYml(r, files, "https://u.example.com", 25)).toEndWith("stagingPercentage: 25\n");
+  });
+});
