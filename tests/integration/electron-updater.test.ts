@@ -155,6 +155,20 @@ describe("the feeds", () => {
     expect((await g.admin("/admin/api/releases/1.2.0-beta.1", { method: "DELETE" })).status).toBe(204);
   });
 
+  test("a paused rollout takes nobody new: an id of its group that does not run it, and a request without an id, get the previous release", async () => {
+    const inside = stagingId(true);
+    expect((await g.admin("/admin/api/releases/1.1.0/pause", { method: "POST" })).status).toBe(200);
+    try {
+      await pollUntil(async () => (await feed("latest-linux.yml", { "x-user-staging-id": inside })).text(), (t) => t.includes('"1.0.0"'), { what: "pause seen" });
+      const anonymous = await (await feed("latest-linux.yml")).text();
+      expect(anonymous).toContain('version: "1.0.0"');
+      expect(anonymous).not.toContain("stagingPercentage");
+    } finally {
+      expect((await g.admin("/admin/api/releases/1.1.0/resume", { method: "POST" })).status).toBe(200);
+    }
+    await pollUntil(async () => (await feed("latest-linux.yml", { "x-user-staging-id": inside })).text(), (t) => t.includes('"1.1.0"'), { what: "resume seen" });
+  });
+
   test("a blockmap published beside a file is found at the file's address + .blockmap", async () => {
     const id = assetIds.get("StandInApp-1.1.0.AppImage")!;
     const res = await fetch(`${g.url}/update/files/${id}/StandInApp-1.1.0.AppImage.blockmap`);
