@@ -51,6 +51,7 @@ const PURE = [
   "src/site/protocols/semver.ts",
   "src/site/protocols/update-files.ts",
   "src/site/protocols/electron/electron-feed.ts",
+  "src/site/protocols/tauri/tauri-feed.ts",
   "src/site/announcements/announcement-input.ts",
   "src/site/announcements/announcements.ts",
   "src/site/heartbeats/heartbeat-input.ts",

@@ -9,6 +9,7 @@ import { rolloutBucket } from "../../src/site/releases/rollout";
 import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "../../src/site/protocols/electron/electron-feed";
 import { chooseOffer, planOffer } from "../../src/site/protocols/offer";
 import { strictSemver } from "../../src/site/protocols/semver";
+import { buildTauriStatic, buildTauriUpdate, bundleTypeOf, parseTauriRequest, tauriBundle } from "../../src/site/protocols/tauri/tauri-feed";
 import type { Asset, Release } from "../../src/site/types";
 
 let nextId = 1;
@@ -99,5 +100,58 @@ describe("electron-updater feeds", () => {
     expect(yml).toContain('releaseNotes: "line 1\\nline: 2 # not a comment"');
     expect(yml).not.toContain("stagingPercentage");
     expect(buildElectronYml(r, files, "https://u.example.com", 25)).toEndWith("stagingPercentage: 25\n");
+  });
+});
+
+describe("Tauri", () => {
+  test("the request: targets, arches (others: no builds), versions, bundle types; a 400 for the unknown", () => {
+    expect(parseTauriRequest("linux", "x86_64", "1.0.0", undefined)).toEqual({ platform: "linux", arch: "x64", currentVersion: "1.0.0", bundleType: null });
+    expect(parseTauriRequest("darwin", "aarch64", "v2.0", "app")).toEqual({ platform: "macos", arch: "arm64", currentVersion: "v2.0", bundleType: "app" });
+    expect(parseTauriRequest("windows", "i686", "1.0.0", "nsis").arch).toBe("x86");
+    expect(parseTauriRequest("linux", "armv7", "1.0.0", undefined).arch).toBeNull();
+    for (const [t, a, v, b, param] of [["beos", "x86_64", "1", undefined, "target"], ["linux", "mips", "1", undefined, "arch"], ["linux", "x86_64", "x", undefined, "current_version"], ["linux", "x86_64", "1", "msi", "bundle_type"]] as const) {
+      expect(() => parseTauriRequest(t, a, v, b)).toThrow(expect.objectContaining({ code: "invalid_request", param }));
+    }
+  });
+
+  test("bundle types from names", () => {
+    const t = (name: string) => bundleTypeOf({ name, fileType: classifyAsset(name).fileType });
+    expect(t("A_1.0.0_amd64.AppImage.tar.gz")).toBe("appimage");
+    expect(t("A_1.0.0_amd64.AppImage")).toBe("appimage");
+    expect(t("A.app.tar.gz")).toBe("app");
+    expect(t("A_1.0.0_x64_en-US.msi.zip")).toBe("msi");
+    expect(t("A_1.0.0_x64_en-US.msi")).toBe("msi");
+    expect(t("A_1.0.0_x64-setup.nsis.zip")).toBe("nsis");
+    expect(t("A_1.0.0_x64-setup.exe")).toBe("nsis");
+    expect(t("A_1.0.0_amd64.deb")).toBe("deb");
+    expect(t("A-1.0.0.x86_64.rpm")).toBe("rpm");
+    for (const n of ["A_1.0.0_x64.exe", "A_1.0.0.dmg", "A-1.0.0-mac.zip", "A.tar.gz"]) expect(t(n)).toBeNull();
+  });
+
+  test("only signed bundles; the request's type, else AppImage, NSIS, app in order; the exact arch before universal", () => {
+    const r = release("1.0.0", ["A_1.0.0_amd64.deb", "A_1.0.0_amd64.AppImage", "A_1.0.0_x64-setup.exe", "A_1.0.0_x64_en-US.msi", "A_universal.app.tar.gz", "A_aarch64.app.tar.gz", "A_1.0.0_arm64.AppImage"]);
+    for (const a of r.assets) a.signature = `sig of ${a.name}`;
+    r.assets.find((a) => a.name === "A_1.0.0_arm64.AppImage")!.signature = null;
+    const pick = (p: "linux" | "windows" | "macos", arch: "x64" | "arm64", b: "deb" | "msi" | null = null) => tauriBundle(r, p, arch, b)?.name ?? null;
+    expect(pick("linux", "x64")).toBe("A_1.0.0_amd64.AppImage");
+    expect(pick("linux", "x64", "deb")).toBe("A_1.0.0_amd64.deb");
+    expect(pick("linux", "arm64")).toBeNull(); // unsigned
+    expect(pick("windows", "x64")).toBe("A_1.0.0_x64-setup.exe");
+    expect(pick("windows", "x64", "msi")).toBe("A_1.0.0_x64_en-US.msi");
+    expect(pick("macos", "arm64")).toBe("A_aarch64.app.tar.gz");
+    expect(pick("macos", "x64")).toBe("A_universal.app.tar.gz");
+    expect(tauriBundle(r, "linux", null, null)).toBeNull();
+    const appimage = tauriBundle(r, "linux", "x64", null)!;
+    expect(buildTauriUpdate(r, appimage, "https://u.example.com")).toEqual({
+      version: "1.0.0", notes: "", pub_date: "2026-11-01T00:00:00Z",
+      url: `https://u.example.com/update/files/${appimage.id}/A_1.0.0_amd64.AppImage`,
+      signature: Buffer.from("sig of A_1.0.0_amd64.AppImage").toString("base64"),
+    });
+    const doc = buildTauriStatic(r, "https://u.example.com")!;
+    expect(Object.keys(doc.platforms).sort()).toEqual([
+      "darwin-aarch64", "darwin-aarch64-app", "darwin-x86_64", "darwin-x86_64-app",
+      "linux-x86_64", "linux-x86_64-appimage", "linux-x86_64-deb", "windows-x86_64", "windows-x86_64-msi", "windows-x86_64-nsis",
+    ]);
+    expect(buildTauriStatic(release("1.0.0", ["A_1.0.0_amd64.AppImage"]), "https://u.example.com")).toBeNull(); // unsigned only
   });
 });

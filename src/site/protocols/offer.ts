@@ -34,9 +34,12 @@ export function planOffer<T>(releases: readonly Release[], pick: (r: Release) =>
   return { base: plan.base ? offer(plan.base) : null, staged: plan.staged.map(offer) };
 }
 
-/** The offer for this client id (null: no id, then only the base). */
-export function chooseOffer<T>(plan: OfferPlan<T>, clientId: string | null): Offer<T> | null {
-  const release = chooseVariant({ base: plan.base?.release ?? null, staged: plan.staged.map((o) => o.release) }, clientId);
+/**
+ * The offer for this client id (null: no id, then only the base). `reported`, the version the client runs (its
+ * last heartbeat's, or the one the protocol sends), decides a paused rollout's group (rollout.ts).
+ */
+export function chooseOffer<T>(plan: OfferPlan<T>, clientId: string | null, reported: string | null = null): Offer<T> | null {
+  const release = chooseVariant({ base: plan.base?.release ?? null, staged: plan.staged.map((o) => o.release) }, clientId, reported);
   if (release === null) return null;
   return plan.base?.release === release ? plan.base : plan.staged.find((o) => o.release === release)!;
 }
