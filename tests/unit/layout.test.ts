@@ -52,6 +52,8 @@ const PURE = [
   "src/site/protocols/update-files.ts",
   "src/site/protocols/electron/electron-feed.ts",
   "src/site/protocols/tauri/tauri-feed.ts",
+  "src/site/protocols/squirrel/squirrel-mac.ts",
+  "src/site/protocols/squirrel/squirrel-windows.ts",
   "src/site/announcements/announcement-input.ts",
   "src/site/announcements/announcements.ts",
   "src/site/heartbeats/heartbeat-input.ts",

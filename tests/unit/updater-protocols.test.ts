@@ -9,6 +9,8 @@ import { rolloutBucket } from "../../src/site/releases/rollout";
 import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "../../src/site/protocols/electron/electron-feed";
 import { chooseOffer, planOffer } from "../../src/site/protocols/offer";
 import { strictSemver } from "../../src/site/protocols/semver";
+import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "../../src/site/protocols/squirrel/squirrel-mac";
+import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "../../src/site/protocols/squirrel/squirrel-windows";
 import { buildTauriStatic, buildTauriUpdate, bundleTypeOf, parseTauriRequest, tauriBundle } from "../../src/site/protocols/tauri/tauri-feed";
 import type { Asset, Release } from "../../src/site/types";
 
@@ -153,5 +155,37 @@ describe("Tauri", () => {
       "linux-x86_64", "linux-x86_64-appimage", "linux-x86_64-deb", "windows-x86_64", "windows-x86_64-msi", "windows-x86_64-nsis",
     ]);
     expect(buildTauriStatic(release("1.0.0", ["A_1.0.0_amd64.AppImage"]), "https://u.example.com")).toBeNull(); // unsigned only
+  });
+});
+
+describe("Squirrel", () => {
+  test("Squirrel.Windows: the full package (required) and its delta with SHA-1, for the arch; RELEASES lines", () => {
+    const r = release("1.1.0", ["App-1.1.0-full.nupkg", "App-1.1.0-delta.nupkg", "App-1.1.0-x64-setup.exe"]);
+    const pkgs = squirrelPackages(r, "x64")!;
+    expect(pkgs.map((a) => a.name)).toEqual(["App-1.1.0-full.nupkg", "App-1.1.0-delta.nupkg"]);
+    expect(buildReleasesFile(pkgs, "https://u.example.com/")).toBe(
+      `${"B".repeat(40)} https://u.example.com/update/files/${pkgs[0].id}/App-1.1.0-full.nupkg 100\r\n${"B".repeat(40)} https://u.example.com/update/files/${pkgs[1].id}/App-1.1.0-delta.nupkg 100\r\n`,
+    );
+    expect(squirrelPackages(r, "arm64")).toBeNull();
+    expect(squirrelPackages(release("1.1.0", ["App-1.1.0-delta.nupkg"]), "x64")).toBeNull();
+    const noSha1 = release("1.1.0", ["App-1.1.0-full.nupkg"]);
+    noSha1.assets[0].sha1 = "";
+    expect(squirrelPackages(noSha1, "x64")).toBeNull();
+    expect(parseSquirrelWindowsArch("ia32")).toBe("x86");
+    expect(() => parseSquirrelWindowsArch("universal")).toThrow(expect.objectContaining({ param: "arch" }));
+  });
+
+  test("Squirrel.Mac: the zip of the arch, else universal; the answer", () => {
+    const r = release("1.1.0", ["App-1.1.0-mac.zip", "App-1.1.0-universal-mac.zip", "App-1.1.0-arm64.dmg", "App-1.1.0-mac.zip.blockmap"]);
+    expect(squirrelMacZip(r, "x64")?.name).toBe("App-1.1.0-mac.zip");
+    expect(squirrelMacZip(r, "arm64")?.name).toBe("App-1.1.0-universal-mac.zip");
+    expect(squirrelMacZip(release("1.1.0", ["App-1.1.0-arm64.dmg"]), "arm64")).toBeNull();
+    const zip = squirrelMacZip(r, "x64")!;
+    expect(buildSquirrelMacUpdate({ ...r, version: "v1.1.0", notes: "n" }, zip, "https://u.example.com")).toEqual({
+      url: `https://u.example.com/update/files/${zip.id}/App-1.1.0-mac.zip`, name: "1.1.0", notes: "n", pub_date: "2026-11-01T00:00:00Z",
+    });
+    expect(parseSquirrelMacRequest("aarch64", "1.0")).toEqual({ arch: "arm64", current: "1.0" });
+    expect(() => parseSquirrelMacRequest("ia32", "1.0")).toThrow(expect.objectContaining({ param: "arch" }));
+    expect(() => parseSquirrelMacRequest("x64", "one")).toThrow(expect.objectContaining({ param: "version" }));
   });
 });

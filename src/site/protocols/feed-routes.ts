@@ -1,6 +1,6 @@
 /**
  * The updater feeds' routes (thin: validate, delegate to each protocol's handler): electron-updater's
- * `/update/electron/{file}`, Tauri's `/update/tauri/…`, and the download addresses every feed gives,
+ * `/update/electron/{file}`, Tauri's `/update/tauri/…`, Squirrel.Mac's `/update/squirrel-mac/{arch}/{version}`, Squirrel.Windows' `/update/squirrel-windows/{arch}/RELEASES`, and the download addresses every feed gives,
  * `/update/files/{assetId}/{name}`. Feeds are rendered once per release generation (feed-context.ts) per base URL
  * and feed, one variant per staged rollout; a request only picks one by its client id.
  */
@@ -13,6 +13,7 @@ import { parseAssetId } from "../downloads/download-service";
 import { readParam } from "../query-params";
 import { electronHandler } from "./electron/electron-handler";
 import { feedContext, type FeedDeps } from "./feed-context";
+import { squirrelHandlers } from "./squirrel/squirrel-handler";
 import { tauriHandlers } from "./tauri/tauri-handler";
 
 export type FeedRoutesDeps = FeedDeps;
@@ -21,6 +22,7 @@ export function feedRoutes(deps: FeedRoutesDeps) {
   const ctx = feedContext(deps);
   const electron = electronHandler(ctx);
   const tauri = tauriHandlers(ctx);
+  const squirrel = squirrelHandlers(ctx);
   const { downloads, store } = deps.releases;
   return (
     new Elysia({ name: "site-updater-feeds" })
@@ -29,6 +31,8 @@ export function feedRoutes(deps: FeedRoutesDeps) {
       .get("/update/tauri/:target/:arch/:current_version", ({ request, params, query }) =>
         tauri.dynamic(request, params.target, params.arch, params.current_version, readParam(query as Record<string, unknown>, "bundle_type") || undefined),
       )
+      .get("/update/squirrel-mac/:arch/:version", ({ request, params }) => squirrel.mac(request, params.arch, params.version))
+      .get("/update/squirrel-windows/:arch/RELEASES", ({ request, params, query }) => squirrel.windows(request, params.arch, query as Record<string, unknown>))
       /**
        * A feed's download address: a 302 to a `/dl/` link, as /api/v1/download/{assetId}. The name must be the
        * asset's, or the name of the blockmap published beside it (electron-updater asks for `URL.blockmap`).
