@@ -9,6 +9,7 @@ import { rolloutBucket } from "../../src/site/releases/rollout";
 import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "../../src/site/protocols/electron/electron-feed";
 import { chooseOffer, planOffer } from "../../src/site/protocols/offer";
 import { strictSemver } from "../../src/site/protocols/semver";
+import { buildAppcast, sparkleArch, sparkleArchive } from "../../src/site/protocols/sparkle/sparkle-feed";
 import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "../../src/site/protocols/squirrel/squirrel-mac";
 import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "../../src/site/protocols/squirrel/squirrel-windows";
 import { buildTauriStatic, buildTauriUpdate, bundleTypeOf, parseTauriRequest, tauriBundle } from "../../src/site/protocols/tauri/tauri-feed";
@@ -187,5 +188,29 @@ describe("Squirrel", () => {
     expect(parseSquirrelMacRequest("aarch64", "1.0")).toEqual({ arch: "arm64", current: "1.0" });
     expect(() => parseSquirrelMacRequest("ia32", "1.0")).toThrow(expect.objectContaining({ param: "arch" }));
     expect(() => parseSquirrelMacRequest("x64", "one")).toThrow(expect.objectContaining({ param: "version" }));
+  });
+});
+
+describe("Sparkle", () => {
+  test("arch values, archive choice (zip, dmg, tarball, pkg; arch, universal), no item when nothing is offered", () => {
+    expect(sparkleArch("")).toBeNull();
+    expect(sparkleArch("x86_64")).toBe("x64");
+    expect(sparkleArch("ARM64")).toBe("arm64");
+    expect(sparkleArch("ppc")).toBeUndefined();
+    const r = release("2.0.0", ["A-2.0.0-arm64.dmg", "A-2.0.0-arm64-mac.zip", "A_universal.app.tar.gz", "A-2.0.0.pkg", "A-2.0.0-arm64-mac.zip.blockmap"]);
+    expect(sparkleArchive(r, "arm64")?.name).toBe("A-2.0.0-arm64-mac.zip");
+    expect(sparkleArchive(r, "x64")?.name).toBe("A-2.0.0.pkg"); // x64 by the default of an arch-less name, before universal
+    expect(sparkleArchive(r, null)?.name).toBe("A_universal.app.tar.gz");
+    expect(sparkleArchive(release("2.0.0", ["A-2.0.0-x64-setup.exe"]), null)).toBeNull();
+    expect(buildAppcast(null, "https://u.example.com", "T & Co")).toBe(
+      '<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0" xmlns:sparkle="http://www.andymatuschak.org/xml-namespaces/sparkle" xmlns:dc="http://purl.org/dc/elements/1.1/">\n  <channel>\n    <title>T &amp; Co</title>\n  </channel>\n</rss>\n',
+    );
+  });
+
+  test("notes are escaped, characters XML cannot carry dropped", () => {
+    const r = release("2.0.0", ["A-2.0.0-mac.zip"], { notes: 'a "b" <c> \u0001 d\'' });
+    const xml = buildAppcast({ release: r, archive: r.assets[0], edSignature: null }, "https://u.example.com", "T");
+    expect(xml).toContain("<description>a &quot;b&quot; &lt;c&gt;  d&apos;</description>");
+    expect(xml).not.toContain("edSignature");
   });
 });
