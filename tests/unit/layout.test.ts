@@ -55,6 +55,7 @@ const PURE = [
   "src/site/protocols/squirrel/squirrel-mac.ts",
   "src/site/protocols/squirrel/squirrel-windows.ts",
   "src/site/protocols/sparkle/sparkle-feed.ts",
+  "src/site/protocols/velopack/velopack-feed.ts",
   "src/site/announcements/announcement-input.ts",
   "src/site/announcements/announcements.ts",
   "src/site/heartbeats/heartbeat-input.ts",

@@ -9,6 +9,7 @@ import { rolloutBucket } from "../../src/site/releases/rollout";
 import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "../../src/site/protocols/electron/electron-feed";
 import { chooseOffer, planOffer } from "../../src/site/protocols/offer";
 import { strictSemver } from "../../src/site/protocols/semver";
+import { parseVelopackFeedName, velopackPackageName, velopackPackages } from "../../src/site/protocols/velopack/velopack-feed";
 import { buildAppcast, sparkleArch, sparkleArchive } from "../../src/site/protocols/sparkle/sparkle-feed";
 import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "../../src/site/protocols/squirrel/squirrel-mac";
 import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "../../src/site/protocols/squirrel/squirrel-windows";
@@ -212,5 +213,21 @@ describe("Sparkle", () => {
     const xml = buildAppcast({ release: r, archive: r.assets[0], edSignature: null }, "https://u.example.com", "T");
     expect(xml).toContain("<description>a &quot;b&quot; &lt;c&gt;  d&apos;</description>");
     expect(xml).not.toContain("edSignature");
+  });
+});
+
+describe("Velopack", () => {
+  test("feed names, package names read with the release's version, packages per channel", () => {
+    expect(parseVelopackFeedName("releases.linux.json")).toBe("linux");
+    expect(parseVelopackFeedName("releases.win-beta.json")).toBe("win-beta");
+    for (const n of ["releases.json", "releases..json", "RELEASES", "releases.a/b.json"]) expect(parseVelopackFeedName(n)).toBeNull();
+    expect(velopackPackageName("MyApp-1.2.0-linux-full.nupkg", "1.2.0")).toEqual({ id: "MyApp", channel: "linux" });
+    expect(velopackPackageName("My-App-1.2.0-full.nupkg", "v1.2.0")).toEqual({ id: "My-App", channel: "win" });
+    expect(velopackPackageName("MyApp-1.2.0-beta-osx-delta.nupkg", "1.2.0-beta")).toEqual({ id: "MyApp", channel: "osx" });
+    expect(velopackPackageName("MyApp-1.3.0-full.nupkg", "1.2.0")).toBeNull();
+    const r = release("1.2.0", ["MyApp-1.2.0-linux-full.nupkg", "MyApp-1.2.0-linux-delta.nupkg", "MyApp-1.2.0-full.nupkg"]);
+    expect(velopackPackages(r, "linux")!.map((a) => a.name)).toEqual(["MyApp-1.2.0-linux-full.nupkg", "MyApp-1.2.0-linux-delta.nupkg"]);
+    expect(velopackPackages(r, "win")!.map((a) => a.name)).toEqual(["MyApp-1.2.0-full.nupkg"]);
+    expect(velopackPackages(r, "osx")).toBeNull();
   });
 });

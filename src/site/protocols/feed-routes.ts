@@ -1,6 +1,6 @@
 /**
  * The updater feeds' routes (thin: validate, delegate to each protocol's handler): electron-updater's
- * `/update/electron/{file}`, Tauri's `/update/tauri/…`, Squirrel.Mac's `/update/squirrel-mac/{arch}/{version}`, Squirrel.Windows' `/update/squirrel-windows/{arch}/RELEASES`, Sparkle's `/update/sparkle/appcast.xml`, and the download addresses every feed gives,
+ * `/update/electron/{file}`, Tauri's `/update/tauri/…`, Squirrel.Mac's `/update/squirrel-mac/{arch}/{version}`, Squirrel.Windows' `/update/squirrel-windows/{arch}/RELEASES`, Sparkle's `/update/sparkle/appcast.xml`, Velopack's `/update/velopack/releases.{channel}.json`, and the download addresses every feed gives,
  * `/update/files/{assetId}/{name}`. Feeds are rendered once per release generation (feed-context.ts) per base URL
  * and feed, one variant per staged rollout; a request only picks one by its client id.
  */
@@ -16,6 +16,7 @@ import { feedContext, type FeedDeps } from "./feed-context";
 import { sparkleHandler } from "./sparkle/sparkle-handler";
 import { squirrelHandlers } from "./squirrel/squirrel-handler";
 import { tauriHandlers } from "./tauri/tauri-handler";
+import { velopackHandler } from "./velopack/velopack-handler";
 
 export type FeedRoutesDeps = FeedDeps;
 
@@ -25,6 +26,7 @@ export function feedRoutes(deps: FeedRoutesDeps) {
   const tauri = tauriHandlers(ctx);
   const squirrel = squirrelHandlers(ctx);
   const sparkle = sparkleHandler(ctx);
+  const velopack = velopackHandler(ctx);
   const { downloads, store } = deps.releases;
   return (
     new Elysia({ name: "site-updater-feeds" })
@@ -34,6 +36,7 @@ export function feedRoutes(deps: FeedRoutesDeps) {
         tauri.dynamic(request, params.target, params.arch, params.current_version, readParam(query as Record<string, unknown>, "bundle_type") || undefined),
       )
       .get("/update/squirrel-mac/:arch/:version", ({ request, params }) => squirrel.mac(request, params.arch, params.version))
+      .get("/update/velopack/:file", ({ request, params, query }) => velopack(request, params.file, query as Record<string, unknown>))
       .get("/update/sparkle/appcast.xml", ({ request, query }) => sparkle(request, query as Record<string, unknown>))
       .get("/update/squirrel-windows/:arch/RELEASES", ({ request, params, query }) => squirrel.windows(request, params.arch, query as Record<string, unknown>))
       /**
