@@ -125,5 +125,7 @@ function clientIdOf(request: Request, params: Params): string | null {
 
 /** The document for this client (document-variants.ts), varying with X-App-Client-ID while a rollout is in progress. */
 function clientReply(request: Request, params: Params, v: RenderedVariants, reportedVersion: ReportedVersion): Response | Promise<Response> {
+  // The common case (no rollout in progress) allocates nothing: this is /api/v1/latest's hot path.
+  if (v.staged.length === 0) return documentReply(request, v.base);
   return variantReply(request, v, () => clientIdOf(request, params), CLIENT_ID_HEADER_NAME, reportedVersion);
 }
