@@ -165,6 +165,40 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
       }
     });
 
+    test("a replayed id names the earliest kept live copy: a changed replay does not replace it, and it outlives the first", async () => {
+      const fx = await make();
+      try {
+        const first = response("k1", { createdAt: 1_000 });
+        await fx.repo.put(first);
+        const original = (first.response.output as any)[0];
+        const changed = { ...original, content: [{ type: "output_text", text: "changed" }] };
+        const later = response("k1", { createdAt: 1_001, inputItems: [changed, changed] });
+        await fx.repo.put(later);
+        expect((await fx.repo.items("k1", [original.id], 2_000)).get(original.id)).toEqual(original);
+        expect((await fx.repo.itemSizes("k1", [original.id], 2_000)).get(original.id)).toBe(Buffer.byteLength(JSON.stringify(original)));
+        // The response that first kept it is gone; the one that replayed it still holds it, as its input says.
+        await fx.repo.delete("k1", first.id);
+        expect((await fx.repo.items("k1", [original.id], 2_000)).get(original.id)).toEqual(changed);
+        expect((await fx.repo.items("k2", [original.id], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("responseObject: the response alone, for its key only, until it expires", async () => {
+      const fx = await make();
+      try {
+        const r = response("k1");
+        await fx.repo.put(r);
+        expect(await fx.repo.responseObject("k1", r.id, 2_000)).toEqual(r.response);
+        expect(await fx.repo.responseObject("k2", r.id, 2_000)).toBeNull();
+        expect(await fx.repo.responseObject("k1", r.id, 10_000)).toBeNull();
+        expect(await fx.repo.responseObject("k1", "resp_nope", 2_000)).toBeNull();
+      } finally {
+        await fx.close();
+      }
+    });
+
     test("purge removes what expired and says how many; stats count what is left", async () => {
       const fx = await make();
       try {

@@ -219,6 +219,28 @@ describe("stored input items are read a page at a time", () => {
   });
 });
 
+describe("a stored response is retrieved without its input items", () => {
+  test("GET /v1/responses/{id} of a response with 5,000 input items reads none of them", async () => {
+    const key = await g.createKey();
+    const input = Array.from({ length: 5_000 }, (_, i) => ({ role: "user", content: `item ${i}` }));
+    const kept = (await (await fetch(`${g.url}/v1/responses`, authed(key, { model: "m", input }))).json()) as any;
+    const repo = g.deps.responses;
+    const [get, inputItems] = [repo.get.bind(repo), repo.inputItems.bind(repo)];
+    let reads = 0;
+    repo.get = (...args) => (reads++, get(...args));
+    repo.inputItems = (...args) => (reads++, inputItems(...args));
+    try {
+      const res = await fetch(`${g.url}/v1/responses/${kept.id}`, authed(key));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual(kept);
+      expect(reads).toBe(0);
+    } finally {
+      repo.get = get;
+      repo.inputItems = inputItems;
+    }
+  });
+});
+
 describe("what one key may keep", () => {
   test("past GANTRY_STORED_RESPONSES_PER_KEY the key's oldest responses go; other keys keep theirs", async () => {
     const capped = await startGantry({ config: { upstreamUrl: upstream.url, storedResponsesPerKey: 3 } });

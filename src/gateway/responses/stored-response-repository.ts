@@ -59,8 +59,13 @@ export interface KeepLimits {
 
 export interface StoredResponseRepository {
   put(response: StoredResponse, limits?: KeepLimits): Promise<void>;
-  /** The key's live response, or null (unknown, expired, deleted, or another key's). */
+  /** The key's live response with its input items, or null (unknown, expired, deleted, or another key's). */
   get(keyId: string, id: string, now: number): Promise<StoredResponse | null>;
+  /**
+   * The key's live response object alone, as the caller got it (what `GET /v1/responses/{id}` serves), or null as
+   * for `get`. Its input items are not read: a response may carry thousands, and the object does not include them.
+   */
+  responseObject(keyId: string, id: string, now: number): Promise<JsonObject | null>;
   /**
    * One page of a live response's input items, read by position: never the whole list (a response may carry
    * thousands). null when the key has no such live response.
@@ -84,10 +89,26 @@ export interface StoredResponseRepository {
   stats(keyId?: string): Promise<StoredResponseStats>;
 }
 
-/** The items of a stored response that can be referred to: its input items and its output, each with an id. */
-export function itemsOf(r: StoredResponse): JsonObject[] {
+/**
+ * A stored response's items as rows, one each: its input items at positions 0 to n-1 (every one, read back in
+ * order and a page at a time), then its output items that have an id at n + their index in the output (kept so
+ * `item_reference` finds them). One row serves both lookups: by position for the input list, by id for references.
+ * `itemId` is null for an item without a string id (never found by reference).
+ */
+export interface ItemRow {
+  position: number;
+  itemId: string | null;
+  item: string;
+}
+
+export function itemRowsOf(r: StoredResponse, inputTexts: readonly string[]): ItemRow[] {
+  const rows: ItemRow[] = inputTexts.map((item, i) => ({ position: i, itemId: itemIdOf(r.inputItems[i]!), item }));
   const output = Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [];
-  return [...r.inputItems, ...output].filter((it) => it !== null && typeof it === "object" && typeof it.id === "string");
+  output.forEach((it, i) => {
+    const id = itemIdOf(it);
+    if (id !== null) rows.push({ position: inputTexts.length + i, itemId: id, item: JSON.stringify(it) });
+  });
+  return rows;
 }
 
 /** The length of the JSON list of these item texts, as JSON.stringify of the list would write it. */
@@ -97,9 +118,9 @@ export function listLength(items: string[]): number {
   return n;
 }
 
-/** An item's id as its input row names it (items are stored with ids; '' for one that has none). */
-export function itemIdOf(item: JsonObject): string {
-  return item !== null && typeof item === "object" && typeof item.id === "string" ? item.id : "";
+/** An item's id as its row names it (items are stored with ids; null for one that has no string id). */
+export function itemIdOf(item: JsonObject): string | null {
+  return item !== null && typeof item === "object" && typeof item.id === "string" ? item.id : null;
 }
 
 /** Whether a key's totals are over its limits (0: no limit). */

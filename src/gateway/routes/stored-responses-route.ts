@@ -28,9 +28,10 @@ async function withKey(deps: GatewayDeps, request: Request, fn: (keyId: string, 
 
 export function handleGetResponse(deps: GatewayDeps, request: Request, id: string): Promise<Response> {
   return withKey(deps, request, async (keyId, call) => {
-    const stored = id.length <= MAX_ID ? await deps.responses.get(keyId, id, deps.now()) : null;
-    if (!stored) throw notFound(id);
-    return Response.json(stored.response, { headers: call.headers() });
+    // The object alone: its input items (possibly thousands) are not part of it, so they are not read.
+    const response = id.length <= MAX_ID ? await deps.responses.responseObject(keyId, id, deps.now()) : null;
+    if (!response) throw notFound(id);
+    return Response.json(response, { headers: call.headers() });
   });
 }
 

@@ -17,9 +17,8 @@ export const COPIED_TABLES: ReadonlyArray<{ name: string; key: readonly string[]
   { name: "clients", key: ["client_id"] },
   { name: "online_series", key: ["minute"] },
   { name: "stored_responses", key: ["id"] },
-  { name: "stored_items", key: ["key_id", "item_id"] },
+  { name: "stored_items", key: ["response_id", "position"] },
   { name: "upstream_refused_params", key: ["upstream", "model", "param"] },
-  { name: "stored_input_items", key: ["response_id", "position"] },
 ];
 
 /**

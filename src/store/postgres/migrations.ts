@@ -248,20 +248,39 @@ const V8 = `
   );
 `;
 
-/** 9: a stored response's input items one row each, read a page at a time (as SQLite's migration 15). */
+/**
+ * 9: a stored response's items one row each, by position (as SQLite's migration 15): the input items at 0 to
+ * input_count-1, the output items with an id after them; one row serves the input list's pages and item_reference.
+ * The input items come from each response's list, read as json, not jsonb, so each keeps its text as stored (key
+ * order, escapes). PostgreSQL will not read a field out of a json text holding an escaped NUL (\u0000, which a
+ * caller's text may have), so an input's id is read from a copy with those escapes made spaces (the id itself
+ * cannot hold a NUL: a text column refuses one); the output items come from the old by-id table, text as stored.
+ */
 const V9 = `
-  CREATE TABLE stored_input_items (
+  ALTER TABLE stored_responses ADD COLUMN input_count INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE stored_items RENAME TO stored_items_by_id;
+  ALTER INDEX stored_items_pkey RENAME TO stored_items_by_id_pkey;
+  CREATE TABLE stored_items (
     response_id TEXT NOT NULL REFERENCES stored_responses(id) ON DELETE CASCADE,
     position    INTEGER NOT NULL,
-    item_id     TEXT NOT NULL,
+    item_id     TEXT,
     item        TEXT NOT NULL,
     PRIMARY KEY (response_id, position)
   );
-  CREATE INDEX stored_input_items_id ON stored_input_items (response_id, item_id);
-  INSERT INTO stored_input_items (response_id, position, item_id, item)
-    SELECT r.id, e.ord - 1, COALESCE(e.value->>'id', ''), e.value::text
-    FROM stored_responses r, jsonb_array_elements(r.input_items::jsonb) WITH ORDINALITY AS e(value, ord);
+  INSERT INTO stored_items (response_id, position, item_id, item)
+    SELECT r.id, e.ord - 1, CASE WHEN json_typeof(e.readable->'id') = 'string' THEN e.readable->>'id' END, e.value::text
+    FROM stored_responses r,
+         LATERAL (SELECT a.value, a.ord,
+                         CASE WHEN strpos(a.value::text, '\\u0000') = 0 THEN a.value ELSE replace(a.value::text, '\\u0000', '\\u0020')::json END AS readable
+                  FROM json_array_elements(r.input_items::json) WITH ORDINALITY AS a(value, ord)) e;
+  UPDATE stored_responses SET input_count = json_array_length(input_items::json);
+  INSERT INTO stored_items (response_id, position, item_id, item)
+    SELECT o.response_id, r.input_count + row_number() OVER (PARTITION BY o.response_id ORDER BY o.item_id) - 1, o.item_id, o.item
+    FROM stored_items_by_id o JOIN stored_responses r ON r.id = o.response_id
+    WHERE NOT EXISTS (SELECT 1 FROM stored_items i WHERE i.response_id = o.response_id AND i.item_id = o.item_id);
+  DROP TABLE stored_items_by_id;
   UPDATE stored_responses SET input_items = '[]' WHERE input_items <> '[]';
+  CREATE INDEX stored_items_id ON stored_items (item_id, response_id);
 `;
 
 /** 10: what each key keeps, counted by triggers, and its responses by age (as SQLite's migration 16). */

@@ -3,9 +3,8 @@ import type { SQL } from "bun";
 import {
   evictionOf,
   evictionPageSize,
-  itemIdOf,
+  itemRowsOf,
   overLimits,
-  itemsOf,
   listLength,
   type InputItemsPage,
   type InputItemsQuery,
@@ -42,7 +41,7 @@ async function evict(tx: SQL, puts: Put[]): Promise<void> {
   }
 }
 
-/** Rows per INSERT: four parameters a row stays well under PostgreSQL's 65,535 per statement. */
+/** Rows per INSERT: at four parameters a row, well under PostgreSQL's 65,535 per statement. */
 const INSERT_ROWS = 5000;
 
 export class PostgresStoredResponses implements StoredResponseRepository {
@@ -56,25 +55,30 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   }
 
   private async writeBatch(puts: Put[]): Promise<void> {
-    const batch = puts.map((p) => p.r);
-    const inputs: Array<{ response_id: string; position: number; item_id: string; item: string }> = [];
-    const rows = batch.map((r) => {
+    const items: Array<{ response_id: string; position: number; item_id: string | null; item: string }> = [];
+    const rows = puts.map(({ r }) => {
       const response = JSON.stringify(r.response);
       const texts = r.inputItems.map((item) => JSON.stringify(item));
-      // Input items one row each, in order: their list is read a page at a time.
-      texts.forEach((item, i) => inputs.push({ response_id: r.id, position: i, item_id: itemIdOf(r.inputItems[i]!), item }));
-      return { id: r.id, key_id: r.keyId, previous_id: r.previousId, model: r.model, created_at: r.createdAt, expires_at: r.expiresAt, response, input_items: "[]", bytes: response.length + listLength(texts) };
+      // Every item one row: read by position for the input list, by id for item_reference.
+      for (const row of itemRowsOf(r, texts)) items.push({ response_id: r.id, position: row.position, item_id: row.itemId, item: row.item });
+      return {
+        id: r.id,
+        key_id: r.keyId,
+        previous_id: r.previousId,
+        model: r.model,
+        created_at: r.createdAt,
+        expires_at: r.expiresAt,
+        response,
+        input_items: "[]",
+        input_count: texts.length,
+        bytes: response.length + listLength(texts),
+      };
     });
-    const items = batch.flatMap((r) => itemsOf(r).map((item) => ({ key_id: r.keyId, item_id: item.id as string, response_id: r.id, item: JSON.stringify(item) })));
     await this.sql.begin(async (tx) => {
       await tx`INSERT INTO stored_responses ${tx(rows)} ON CONFLICT (id) DO NOTHING`;
-      // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
-      for (let at = 0; at < items.length; at += INSERT_ROWS) {
-        await tx`INSERT INTO stored_items ${tx(items.slice(at, at + INSERT_ROWS))} ON CONFLICT (key_id, item_id) DO NOTHING`;
-      }
       // A response's own rows only: ON CONFLICT covers a response put twice (its row was not inserted again).
-      for (let at = 0; at < inputs.length; at += INSERT_ROWS) {
-        await tx`INSERT INTO stored_input_items ${tx(inputs.slice(at, at + INSERT_ROWS))} ON CONFLICT (response_id, position) DO NOTHING`;
+      for (let at = 0; at < items.length; at += INSERT_ROWS) {
+        await tx`INSERT INTO stored_items ${tx(items.slice(at, at + INSERT_ROWS))} ON CONFLICT (response_id, position) DO NOTHING`;
       }
       await evict(tx, puts);
     });
@@ -83,26 +87,33 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const [row] = await this.sql`SELECT * FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
     if (!row) return null;
-    const inputs = await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} ORDER BY position`;
+    const inputs = await this.sql`SELECT item FROM stored_items WHERE response_id = ${id} AND position < ${row.input_count} ORDER BY position`;
     return { ...fromRow(row), inputItems: inputs.map((r: { item: string }) => JSON.parse(r.item)) };
   }
 
+  async responseObject(keyId: string, id: string, now: number): Promise<JsonObject | null> {
+    const [row] = await this.sql`SELECT response FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
+    return row ? JSON.parse(row.response) : null;
+  }
+
   async inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null> {
-    const [live] = await this.sql`SELECT 1 FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
+    const [live] = await this.sql`SELECT input_count FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
     if (!live) return null;
+    const count = num(live.input_count);
     const asc = query.order === "asc";
-    let from = asc ? -1 : 2 ** 31 - 1;
+    // Input items are the rows below input_count; the output items follow them.
+    let from = asc ? -1 : count;
     if (query.after !== null) {
       // The first of that id in the order asked for, as a list read whole would find it.
       const [at] = asc
-        ? await this.sql`SELECT min(position) AS p FROM stored_input_items WHERE response_id = ${id} AND item_id = ${query.after}`
-        : await this.sql`SELECT max(position) AS p FROM stored_input_items WHERE response_id = ${id} AND item_id = ${query.after}`;
+        ? await this.sql`SELECT min(position) AS p FROM stored_items WHERE item_id = ${query.after} AND response_id = ${id} AND position < ${count}`
+        : await this.sql`SELECT max(position) AS p FROM stored_items WHERE item_id = ${query.after} AND response_id = ${id} AND position < ${count}`;
       if (at.p === null) return "after_not_found";
       from = num(at.p);
     }
     const rows = asc
-      ? await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} AND position > ${from} ORDER BY position LIMIT ${query.limit + 1}`
-      : await this.sql`SELECT item FROM stored_input_items WHERE response_id = ${id} AND position < ${from} ORDER BY position DESC LIMIT ${query.limit + 1}`;
+      ? await this.sql`SELECT item FROM stored_items WHERE response_id = ${id} AND position > ${from} AND position < ${count} ORDER BY position LIMIT ${query.limit + 1}`
+      : await this.sql`SELECT item FROM stored_items WHERE response_id = ${id} AND position < ${from} AND position >= 0 ORDER BY position DESC LIMIT ${query.limit + 1}`;
     return { items: rows.slice(0, query.limit).map((r: { item: string }) => JSON.parse(r.item)), hasMore: rows.length > query.limit };
   }
 
@@ -114,8 +125,10 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   async items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>> {
     const out = new Map<string, JsonObject>();
     if (ids.length === 0) return out;
-    const rows = await this.sql`SELECT i.item_id, i.item FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
-      WHERE i.key_id = ${keyId} AND i.item_id IN ${this.sql([...new Set(ids)])} AND r.expires_at > ${now}`;
+    // Per id, the earliest kept of the key's live responses that has it (a caller may replay an item with its id).
+    const rows = await this.sql`SELECT DISTINCT ON (i.item_id) i.item_id, i.item FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+      WHERE i.item_id IN ${this.sql([...new Set(ids)])} AND r.key_id = ${keyId} AND r.expires_at > ${now}
+      ORDER BY i.item_id, r.created_at, r.id, i.position`;
     for (const row of rows) out.set(row.item_id, JSON.parse(row.item));
     return out;
   }
@@ -124,8 +137,9 @@ export class PostgresStoredResponses implements StoredResponseRepository {
     const out = new Map<string, number>();
     if (ids.length === 0) return out;
     // octet_length of a stored text reads its size, not the (possibly TOASTed) text.
-    const rows = await this.sql`SELECT i.item_id, octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
-      WHERE i.key_id = ${keyId} AND i.item_id IN ${this.sql([...new Set(ids)])} AND r.expires_at > ${now}`;
+    const rows = await this.sql`SELECT DISTINCT ON (i.item_id) i.item_id, octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+      WHERE i.item_id IN ${this.sql([...new Set(ids)])} AND r.key_id = ${keyId} AND r.expires_at > ${now}
+      ORDER BY i.item_id, r.created_at, r.id, i.position`;
     for (const row of rows) out.set(row.item_id, num(row.bytes));
     return out;
   }

@@ -16,7 +16,7 @@ import m011 from "./migrations/011-asset-signatures";
 import m012 from "./migrations/012-release-rollouts";
 import m013 from "./migrations/013-asset-signature-urls";
 import m014 from "./migrations/014-upstream-refused-params";
-import m015 from "./migrations/015-stored-input-items";
+import m015 from "./migrations/015-stored-items-by-position";
 import m016 from "./migrations/016-stored-response-totals";
 import m017 from "./migrations/017-asset-updater-digests";
 

@@ -3,9 +3,8 @@ import type { Database } from "bun:sqlite";
 import {
   evictionOf,
   evictionPageSize,
-  itemIdOf,
+  itemRowsOf,
   overLimits,
-  itemsOf,
   listLength,
   type InputItemsPage,
   type InputItemsQuery,
@@ -26,8 +25,18 @@ interface Row {
   expires_at: number;
   response: string;
   input_items: string;
+  input_count: number;
   bytes: number;
 }
+
+/**
+ * The row an item id names for a key: the earliest kept of its live responses that has it (a caller may replay an
+ * item with its id in later turns; the response that first kept it wins, as long as it lives). Parameters: item id,
+ * key id, now.
+ */
+const EARLIEST_LIVE = `stored_items i JOIN stored_responses r ON r.id = i.response_id
+  WHERE i.item_id = ? AND r.key_id = ? AND r.expires_at > ?
+  ORDER BY r.created_at, r.id, i.position LIMIT 1`;
 
 interface Put {
   r: StoredResponse;
@@ -47,11 +56,10 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   private writeBatch(puts: Put[]): void {
     const batch = puts.map((p) => p.r);
     const insert = this.db.query(
-      `INSERT INTO stored_responses (id, key_id, previous_id, model, created_at, expires_at, response, input_items, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO stored_responses (id, key_id, previous_id, model, created_at, expires_at, response, input_items, input_count, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const insertItem = this.db.query("INSERT OR IGNORE INTO stored_items (key_id, item_id, response_id, item) VALUES (?, ?, ?, ?)");
-    const insertInput = this.db.query("INSERT INTO stored_input_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)");
+    const insertItem = this.db.query("INSERT INTO stored_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)");
     // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
     // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
     // the WAL is written in order. One fsync per batch of requests instead of two.
@@ -62,11 +70,9 @@ export class SqliteStoredResponses implements StoredResponseRepository {
         for (const r of batch) {
           const response = JSON.stringify(r.response);
           const inputs = r.inputItems.map((item) => JSON.stringify(item));
-          insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, "[]", response.length + listLength(inputs));
-          // Input items one row each, in order: their list is read a page at a time.
-          inputs.forEach((item, i) => insertInput.run(r.id, i, itemIdOf(r.inputItems[i]), item));
-          // An item replayed with its id (a caller sending back an earlier output) stays with the response that made it.
-          for (const item of itemsOf(r)) insertItem.run(r.keyId, item.id as string, r.id, JSON.stringify(item));
+          insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, "[]", inputs.length, response.length + listLength(inputs));
+          // Every item one row: read by position for the input list, by id for item_reference.
+          for (const row of itemRowsOf(r, inputs)) insertItem.run(r.id, row.position, row.itemId, row.item);
         }
         this.evict(puts);
       })();
@@ -98,28 +104,37 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const row = this.db.query("SELECT * FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as Row | null;
     if (!row) return null;
-    const inputs = this.db.query("SELECT item FROM stored_input_items WHERE response_id = ? ORDER BY position").all(id) as Array<{ item: string }>;
+    const inputs = this.db.query("SELECT item FROM stored_items WHERE response_id = ? AND position < ? ORDER BY position").all(id, row.input_count) as Array<{ item: string }>;
     return { ...fromRow(row), inputItems: inputs.map((r) => JSON.parse(r.item)) };
+  }
+
+  async responseObject(keyId: string, id: string, now: number): Promise<JsonObject | null> {
+    const row = this.db.query("SELECT response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as { response: string } | null;
+    return row ? JSON.parse(row.response) : null;
   }
 
   async inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null> {
     // The columns read come before the response's text in the row: its (possibly large) text is not read.
-    if (!this.db.query("SELECT 1 FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now)) return null;
+    const live = this.db.query("SELECT input_count FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as { input_count: number } | null;
+    if (!live) return null;
     const asc = query.order === "asc";
-    let from = asc ? -1 : Number.MAX_SAFE_INTEGER;
+    // Input items are the rows below input_count; the output items follow them.
+    let from = asc ? -1 : live.input_count;
     if (query.after !== null) {
       // The first of that id in the order asked for, as a list read whole would find it.
-      const at = this.db.query(`SELECT ${asc ? "min" : "max"}(position) AS p FROM stored_input_items WHERE response_id = ? AND item_id = ?`).get(id, query.after) as { p: number | null };
+      const at = this.db
+        .query(`SELECT ${asc ? "min" : "max"}(position) AS p FROM stored_items WHERE item_id = ? AND response_id = ? AND position < ?`)
+        .get(query.after, id, live.input_count) as { p: number | null };
       if (at.p === null) return "after_not_found";
       from = at.p;
     }
     const rows = this.db
       .query(
         asc
-          ? "SELECT item FROM stored_input_items WHERE response_id = ? AND position > ? ORDER BY position LIMIT ?"
-          : "SELECT item FROM stored_input_items WHERE response_id = ? AND position < ? ORDER BY position DESC LIMIT ?",
+          ? "SELECT item FROM stored_items WHERE response_id = ? AND position > ? AND position < ? ORDER BY position LIMIT ?"
+          : "SELECT item FROM stored_items WHERE response_id = ? AND position < ? AND position >= ? ORDER BY position DESC LIMIT ?",
       )
-      .all(id, from, query.limit + 1) as Array<{ item: string }>;
+      .all(id, from, asc ? live.input_count : 0, query.limit + 1) as Array<{ item: string }>;
     return { items: rows.slice(0, query.limit).map((r) => JSON.parse(r.item)), hasMore: rows.length > query.limit };
   }
 
@@ -129,12 +144,9 @@ export class SqliteStoredResponses implements StoredResponseRepository {
 
   async items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>> {
     const out = new Map<string, JsonObject>();
-    const find = this.db.query(
-      `SELECT i.item FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
-       WHERE i.key_id = ? AND i.item_id = ? AND r.expires_at > ?`,
-    );
+    const find = this.db.query(`SELECT i.item FROM ${EARLIEST_LIVE}`);
     for (const id of new Set(ids)) {
-      const row = find.get(keyId, id, now) as { item: string } | null;
+      const row = find.get(id, keyId, now) as { item: string } | null;
       if (row) out.set(id, JSON.parse(row.item));
     }
     return out;
@@ -143,12 +155,9 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   async itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     // octet_length reads the size from the record, not the text.
-    const find = this.db.query(
-      `SELECT octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
-       WHERE i.key_id = ? AND i.item_id = ? AND r.expires_at > ?`,
-    );
+    const find = this.db.query(`SELECT octet_length(i.item) AS bytes FROM ${EARLIEST_LIVE}`);
     for (const id of new Set(ids)) {
-      const row = find.get(keyId, id, now) as { bytes: number } | null;
+      const row = find.get(id, keyId, now) as { bytes: number } | null;
       if (row) out.set(id, row.bytes);
     }
     return out;
