@@ -165,7 +165,7 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
       }
     });
 
-    test("a replayed id names the earliest kept live copy: a changed replay does not replace it, and it outlives the first", async () => {
+    test("a replayed id names the copy of the earliest live response: a changed replay does not replace it, and it outlives the first", async () => {
       const fx = await make();
       try {
         const first = response("k1", { createdAt: 1_000 });
@@ -180,6 +180,21 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
         await fx.repo.delete("k1", first.id);
         expect((await fx.repo.items("k1", [original.id], 2_000)).get(original.id)).toEqual(changed);
         expect((await fx.repo.items("k2", [original.id], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("items and itemSizes find ids with commas, quotes, braces, backslashes and non-ASCII", async () => {
+      const fx = await make();
+      try {
+        const ids = ["a,b", 'q"uote', "{x}", "back\\slash", "é 🎉", "NULL"];
+        const r = response("k1", { inputItems: ids.map((id) => ({ id, type: "message", role: "user", content: [{ type: "input_text", text: id }] })) });
+        await fx.repo.put(r);
+        const found = await fx.repo.items("k1", [...ids, "nope"], 2_000);
+        expect([...found.keys()].sort()).toEqual([...ids].sort());
+        for (const [id, item] of found) expect(item).toEqual(r.inputItems.find((it) => it.id === id)!);
+        expect([...(await fx.repo.itemSizes("k1", ids, 2_000)).keys()].sort()).toEqual([...ids].sort());
       } finally {
         await fx.close();
       }

@@ -122,24 +122,28 @@ export class PostgresStoredResponses implements StoredResponseRepository {
     return rows.length > 0;
   }
 
+  /**
+   * Per id, the copy in the earliest of the key's live responses that have it (a caller may send an item back with
+   * its id in later turns; response ids are time-ordered, so the response that made it wins while it lives), read
+   * in the order of the index by item id so the first live copy ends the search, however many copies there are.
+   */
   async items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>> {
     const out = new Map<string, JsonObject>();
     if (ids.length === 0) return out;
-    // Per id, the earliest kept of the key's live responses that has it (a caller may replay an item with its id).
-    const rows = await this.sql`SELECT DISTINCT ON (i.item_id) i.item_id, i.item FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
-      WHERE i.item_id IN ${this.sql([...new Set(ids)])} AND r.key_id = ${keyId} AND r.expires_at > ${now}
-      ORDER BY i.item_id, r.created_at, r.id, i.position`;
+    const rows = await this.sql`SELECT x.item_id, x.item FROM unnest(${[...new Set(ids)]}::text[]) AS q(id), LATERAL (
+      SELECT i.item_id, i.item FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+      WHERE i.item_id = q.id AND r.key_id = ${keyId} AND r.expires_at > ${now} ORDER BY i.response_id, i.position LIMIT 1) x`;
     for (const row of rows) out.set(row.item_id, JSON.parse(row.item));
     return out;
   }
 
+  /** As items, the sizes: octet_length of a stored text reads its size, not the (possibly TOASTed) text. */
   async itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (ids.length === 0) return out;
-    // octet_length of a stored text reads its size, not the (possibly TOASTed) text.
-    const rows = await this.sql`SELECT DISTINCT ON (i.item_id) i.item_id, octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
-      WHERE i.item_id IN ${this.sql([...new Set(ids)])} AND r.key_id = ${keyId} AND r.expires_at > ${now}
-      ORDER BY i.item_id, r.created_at, r.id, i.position`;
+    const rows = await this.sql`SELECT x.item_id, x.bytes FROM unnest(${[...new Set(ids)]}::text[]) AS q(id), LATERAL (
+      SELECT i.item_id, octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
+      WHERE i.item_id = q.id AND r.key_id = ${keyId} AND r.expires_at > ${now} ORDER BY i.response_id, i.position LIMIT 1) x`;
     for (const row of rows) out.set(row.item_id, num(row.bytes));
     return out;
   }

@@ -30,13 +30,14 @@ interface Row {
 }
 
 /**
- * The row an item id names for a key: the earliest kept of its live responses that has it (a caller may replay an
- * item with its id in later turns; the response that first kept it wins, as long as it lives). Parameters: item id,
- * key id, now.
+ * The row an item id names for a key: the copy in the earliest of the key's live responses that have it (a caller
+ * may send an item back with its id in later turns; response ids are time-ordered, so the response that made it
+ * wins while it lives). Read in the order of the index by item id, so the first live copy of the key ends the
+ * search, however many copies there are. Parameters: item id, key id, now.
  */
 const EARLIEST_LIVE = `stored_items i JOIN stored_responses r ON r.id = i.response_id
   WHERE i.item_id = ? AND r.key_id = ? AND r.expires_at > ?
-  ORDER BY r.created_at, r.id, i.position LIMIT 1`;
+  ORDER BY i.response_id, i.position LIMIT 1`;
 
 interface Put {
   r: StoredResponse;

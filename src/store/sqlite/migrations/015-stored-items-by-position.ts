@@ -3,7 +3,8 @@
  * page instead of the whole list (a response may carry thousands), and the same row serves `item_reference` by id:
  * each item is written once. Rows 0 to input_count-1 are the input items, every one, in order; the output items
  * with an id follow at input_count + their index in the output. item_id is NULL for an item without a string id.
- * An id may now appear in several rows (a caller replaying an earlier item); a reference takes the earliest kept.
+ * An id may appear in several rows (a caller sending an earlier item back); a reference takes the copy of the
+ * earliest live response, found in the order of the index by id.
  *
  * Existing responses are rebuilt from their JSON (the input list, the response's output), which also held every
  * item the old by-id table did; `stored_responses.input_items` keeps `[]` from now on (the column stays). Each
