@@ -394,6 +394,30 @@ export const SITE_DOCS: Record<string, Record<string, Record<string, unknown>>> 
       responses: { "200": json(HeartbeatReply, "Recorded"), ...errors(400, 413) },
     },
   },
+  "/update/electron/{file}": {
+    get: { tags: ["Updater feeds"], summary: "electron-updater (generic provider)", description: "`latest.yml`, `latest-mac.yml`, `latest-linux.yml`, `latest-linux-arm64.yml` and `CHANNEL*.yml`: version, files with SHA-512 and size, staging percentage. The `x-user-staging-id` header places the client in a staged rollout.", responses: { "200": { description: "The YAML document" }, ...errors(400, 404) } },
+  },
+  "/update/tauri/latest.json": {
+    get: { tags: ["Updater feeds"], summary: "Tauri v2 (static)", description: "The `platforms` document with each bundle's URL and signature.", responses: { "200": { description: "The static document" }, ...errors(404) } },
+  },
+  "/update/tauri/{target}/{arch}/{current_version}": {
+    get: { tags: ["Updater feeds"], summary: "Tauri v2 (dynamic)", description: "204 when the client is up to date, else version, notes, pub_date, url and the signature Tauri verifies.", parameters: [query("bundle_type", "appimage, deb, rpm, msi, nsis, app")], responses: { "200": { description: "The update" }, "204": { description: "Up to date" }, ...errors(400) } },
+  },
+  "/update/squirrel-mac/{arch}/{version}": {
+    get: { tags: ["Updater feeds"], summary: "Squirrel.Mac", description: "204 when up to date, else `{url, name, notes, pub_date}`.", responses: { "200": { description: "The update" }, "204": { description: "Up to date" }, ...errors(400) } },
+  },
+  "/update/squirrel-windows/{arch}/RELEASES": {
+    get: { tags: ["Updater feeds"], summary: "Squirrel.Windows RELEASES", description: "SHA-1, file name and size of each package; the packages are fetched beside it.", responses: { "200": { description: "The RELEASES file" }, ...errors(400, 404) } },
+  },
+  "/update/sparkle/appcast.xml": {
+    get: { tags: ["Updater feeds"], summary: "Sparkle appcast", parameters: [query("arch", "arm64, x64"), query("client_id", "The app's stable id, for staged rollouts")], responses: { "200": { description: "The RSS appcast" }, ...errors(400) } },
+  },
+  "/update/velopack/{file}": {
+    get: { tags: ["Updater feeds"], summary: "Velopack", description: "`releases.{channel}.json` and the packages it names.", responses: { "200": { description: "The feed or a package" }, ...errors(400, 404) } },
+  },
+  "/update/files/{assetId}/{name}": {
+    get: { tags: ["Updater feeds"], summary: "A feed's download address", description: "Redirects to a short-lived signed link `/dl/{token}`, like /api/v1/download/{assetId}.", responses: { "302": { description: "Location: the download link" }, ...errors(404) } },
+  },
   "/update/latest.json": {
     get: {
       tags: ["Updates"],

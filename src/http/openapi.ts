@@ -42,6 +42,7 @@ export function buildOpenApiDocument(app: AnyElysia): Record<string, unknown> {
     tags: [
       { name: "Model gateway", description: "Conversation endpoints and the live model list." },
       { name: "Updates", description: "Latest release, downloads, legacy manifest." },
+      { name: "Updater feeds", description: "The same releases for electron-updater, Tauri, Squirrel, Sparkle and Velopack." },
       { name: "Announcements" },
       { name: "Telemetry" },
     ],

@@ -230,7 +230,7 @@ describe("CLI", () => {
   test("bad input exits 2 with a message; unknown id exits 1", () => {
     const r1 = cli(dir, "create", "--title", "x", "--body", "y", "--min-version", "newest");
     expect(r1.code).toBe(2);
-    expect(r1.stderr).toContain("minVersion");
+    expect(r1.stderr).toContain("--min-version");
     const r2 = cli(dir, "create", "--title", "x", "--body", "y", "--dismiss-key", "");
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain("expire");
