@@ -36,12 +36,12 @@ import type { AdminSessionStore } from "./http/admin-sessions";
 import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
 import type { UsageLedger } from "./gateway/usage/ledger-repository";
-import type { ChangeFeed } from "./store/change-feed";
+import type { ChangeFeed } from "./state/change-feed";
 import { FileSystemMirror } from "./store/files/fs-mirror";
 import { S3Mirror } from "./store/s3/s3-mirror";
 import type { Mirror } from "./site/downloads/mirror";
 import { RecordingMirror, checkMirrorRecord } from "./site/downloads/mirror-record";
-import type { MetaRepository } from "./store/meta-repository";
+import type { MetaRepository } from "./state/meta-repository";
 import { createEngagementServices, type EngagementServices } from "./site/engagement-services";
 import { createReleaseServices, type ReleaseServices } from "./site/releases/release-services";
 

@@ -1,8 +1,8 @@
 /** What a feature's services are built from: the repositories they use, settings, logger and clock. */
 import type { Config } from "./config";
 import type { Logger } from "./log";
-import type { MetaRepository } from "./store/meta-repository";
-import type { ChangeFeed } from "./store/change-feed";
+import type { MetaRepository } from "./state/meta-repository";
+import type { ChangeFeed } from "./state/change-feed";
 import type { Mirror } from "./site/downloads/mirror";
 import type { ReleaseRepository } from "./site/releases/release-repository";
 import type { DownloadRepository } from "./site/downloads/download-repository";

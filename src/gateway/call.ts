@@ -13,7 +13,7 @@ import type { CachedKey } from "./keys/key-cache";
 import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "./usage/settle";
 import type { ResponsesUsage } from "./responses-types";
 import { UpstreamRefusal } from "./upstream/upstream-errors";
-import { knownError } from "../store/storage-errors";
+import { knownError } from "../state/storage-errors";
 import { modelNameProblem } from "./limits/model-match";
 
 const MAX_FAILURE_DELAY_MS = 5000;

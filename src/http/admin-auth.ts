@@ -3,7 +3,7 @@
  * kept only as its SHA-256. Compared in constant time.
  */
 import { hashesEqual, newAdminToken, sha256Hex } from "../secrets";
-import type { MetaRepository } from "../store/meta-repository";
+import type { MetaRepository } from "../state/meta-repository";
 import { bearerToken } from "./bearer";
 
 const HASH_KEY = "admin_token_sha256";

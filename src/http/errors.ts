@@ -1,7 +1,7 @@
 /** The one place errors become HTTP replies: always the envelope, never a stack trace. */
 import { AppError, errorResponse, isAppError } from "../errors";
 import type { Logger } from "../log";
-import { isStorageUnavailable, storageUnavailable } from "../store/storage-errors";
+import { isStorageUnavailable, storageUnavailable } from "../state/storage-errors";
 
 /** What the NOT_FOUND branch needs to tell "no such path" (404) from "not with this method" (405). */
 export interface RequestLine {

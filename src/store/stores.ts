@@ -11,8 +11,8 @@ import type { ClientRepository } from "../site/heartbeats/client-repository";
 import type { ReleaseRepository } from "../site/releases/release-repository";
 import type { StoredResponseRepository } from "../gateway/responses/stored-response-repository";
 import type { RefusedParamRepository } from "../gateway/upstream/refused-params-repository";
-import type { ChangeFeed } from "./change-feed";
-import type { MetaRepository } from "./meta-repository";
+import type { ChangeFeed } from "../state/change-feed";
+import type { MetaRepository } from "../state/meta-repository";
 
 export interface Stores {
   readonly meta: MetaRepository;

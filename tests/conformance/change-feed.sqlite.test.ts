@@ -1,7 +1,7 @@
 /** The ChangeFeed suite against the embedded backend: two connections to one database file, as two processes have. */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { ChangeTopic } from "../../src/store/change-feed";
+import type { ChangeTopic } from "../../src/state/change-feed";
 import { SqliteChangeFeed } from "../../src/store/sqlite/change-feed";
 import { openDatabase } from "../../src/store/sqlite/db";
 import { tempDirs } from "../support/temp-dirs";

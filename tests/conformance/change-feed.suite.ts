@@ -4,8 +4,8 @@
  * (the CLI, another instance) would: through its own connection, never through the feed under test.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import type { ChangeFeed, ChangeTopic } from "../../src/store/change-feed";
-import { CHANGE_TOPICS } from "../../src/store/change-feed";
+import type { ChangeFeed, ChangeTopic } from "../../src/state/change-feed";
+import { CHANGE_TOPICS } from "../../src/state/change-feed";
 import { pollUntil } from "../support/poll";
 
 export interface ChangeFeedFixture {

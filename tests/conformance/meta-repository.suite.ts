@@ -3,7 +3,7 @@
  * first-writer-wins set that two processes (or instances) racing on one key agree on.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import type { MetaRepository } from "../../src/store/meta-repository";
+import type { MetaRepository } from "../../src/state/meta-repository";
 
 export interface MetaFixture {
   meta: MetaRepository;

@@ -13,7 +13,7 @@ import { openPostgres } from "../../src/store/postgres/db";
 import { PostgresKeyRepository } from "../../src/store/postgres/keys";
 import { PostgresUsageLedger } from "../../src/store/postgres/ledger";
 import { PostgresMetaRepository } from "../../src/store/postgres/meta";
-import type { ChangeTopic } from "../../src/store/change-feed";
+import type { ChangeTopic } from "../../src/state/change-feed";
 import { freshDatabase, postgresUnavailable } from "../support/postgres";
 import { changeFeedConformance } from "./change-feed.suite";
 import { engagementRepositoriesConformance } from "./engagement-repositories.suite";

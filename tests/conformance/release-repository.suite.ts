@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { DownloadRepository } from "../../src/site/downloads/download-repository";
 import type { NewRelease, ReleaseRecord, ReleaseRepository } from "../../src/site/releases/release-repository";
-import { processTag } from "../../src/store/process-owner";
+import { processTag } from "../../src/state/process-owner";
 
 export interface ReleaseRepositoryFixture {
   releases: ReleaseRepository;

@@ -101,3 +101,35 @@ export function importCycles(graph: ImportGraph): string[][] {
   for (const f of graph.files) if (!idx.has(f)) visit(f);
   return cycles;
 }
+
+/** Every file `start` loads when it runs, itself included: the closure of its imports, type-only ones left out (erased). */
+export function runtimeClosure(graph: ImportGraph, start: string[]): Set<string> {
+  const next = new Map<string, string[]>();
+  for (const e of graph.edges) if (!e.typeOnly) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const seen = new Set<string>();
+  const todo = [...start];
+  while (todo.length > 0) {
+    const f = todo.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    todo.push(...(next.get(f) ?? []));
+  }
+  return seen;
+}
+
+/** Pairs of folders that import each other (either way, type-only imports included), each pair once as "a <-> b". */
+export function folderCycles(graph: ImportGraph, inScope: (folder: string) => boolean): string[] {
+  const folder = (f: string) => f.slice(0, f.lastIndexOf("/"));
+  const links = new Set<string>();
+  for (const e of graph.edges) {
+    const a = folder(e.from);
+    const b = folder(e.to);
+    if (a !== b && inScope(a) && inScope(b)) links.add(`${a} -> ${b}`);
+  }
+  const pairs: string[] = [];
+  for (const l of links) {
+    const [a, b] = l.split(" -> ");
+    if (a < b && links.has(`${b} -> ${a}`)) pairs.push(`${a} <-> ${b}`);
+  }
+  return pairs.sort();
+}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { GroupCommit } from "../../src/store/group-commit";
+import { GroupCommit } from "../../src/state/group-commit";
 
 /** A promise with its settle functions outside, so a test decides when a write finishes. */
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } {

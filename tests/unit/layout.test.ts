@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { importCycles, readImportGraph } from "../support/import-graph";
+import { folderCycles, importCycles, readImportGraph, runtimeClosure } from "../support/import-graph";
 
 const ROOT = join(import.meta.dir, "../..");
 const graph = readImportGraph(ROOT);
@@ -92,7 +92,7 @@ describe("layout", () => {
   });
 
   test("store/ imports no feature code: only the interfaces it implements (and the errors they declare)", () => {
-    const bad = graph.edges.filter((e) => e.from.startsWith("src/store/") && !e.to.startsWith("src/store/") && !SHARED.has(e.to) && !PORT.test(e.to));
+    const bad = graph.edges.filter((e) => e.from.startsWith("src/store/") && !e.to.startsWith("src/store/") && !e.to.startsWith("src/state/") && !SHARED.has(e.to) && !PORT.test(e.to));
     expectOnlyRemaining(bad.map((e) => `${e.from} -> ${e.to}${e.typeOnly ? " (type)" : ""}`), /^src\/store\//);
   });
 
@@ -132,5 +132,32 @@ describe("layout", () => {
   test("one import style: relative specifiers without the .ts extension", () => {
     const bad = graph.files.filter((f) => /from\s+["']\.{1,2}\/[^"']+\.ts["']/.test(graph.source.get(f)!));
     expect(bad).toEqual([]);
+  });
+});
+
+/** The backends: each speaks to one kind of storage and classifies its own driver's errors. */
+const BACKEND = /^src\/store\/(sqlite|postgres|redis|s3|files)\//;
+
+describe("layout: state seams and backends", () => {
+  test("a seam of src/state/ imports no backend and no feature", () => {
+    const bad = graph.edges.filter((e) => e.from.startsWith("src/state/") && (e.to.startsWith("src/store/") || FEATURES.test(e.to) || COMPOSITION.has(e.to)));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("a gateway route loads neither PostgreSQL nor Redis: only the backend in use is loaded", () => {
+    const routes = graph.files.filter((f) => f.startsWith("src/gateway/routes/"));
+    expect(routes.length).toBeGreaterThan(0);
+    const reached = [...runtimeClosure(graph, routes)].filter((f) => /^src\/store\/(postgres|redis)\//.test(f));
+    expect(reached).toEqual([]);
+  });
+
+  test("no two folders of the store and the seams import each other", () => {
+    expect(folderCycles(graph, (d) => d === "src/state" || d.startsWith("src/store"))).toEqual([]);
+  });
+
+  test("one backend does not import another", () => {
+    const name = (f: string) => BACKEND.exec(f)?.[1];
+    const bad = graph.edges.filter((e) => name(e.from) && name(e.to) && name(e.from) !== name(e.to) && name(e.to) !== "files");
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 });

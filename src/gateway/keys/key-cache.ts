@@ -4,7 +4,7 @@
  * CLI or another instance; the embedded feed hears of it within a quarter of a second).
  */
 import { NO_USAGE, type ApiKey, type KeyRepository, type KeyUsageTotals } from "./key-repository";
-import type { ChangeFeed } from "../../store/change-feed";
+import type { ChangeFeed } from "../../state/change-feed";
 import { digestsEqual, sha256Bytes } from "../../secrets";
 import { compileModelPermission, type ModelMatcher } from "../limits/model-match";
 

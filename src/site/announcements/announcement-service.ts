@@ -4,7 +4,7 @@
  * announcement-repository.ts.
  */
 import { AppError } from "../../errors";
-import type { ChangeFeed } from "../../store/change-feed";
+import type { ChangeFeed } from "../../state/change-feed";
 import { buildAnnouncementDocument, nextVisibilityChange } from "./announcements";
 import { DocumentCache, type RenderedDocument } from "../document-cache";
 import { reshowKey, resolveAnnouncement, type AnnouncementInput } from "./announcement-input";

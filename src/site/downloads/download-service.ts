@@ -13,7 +13,7 @@ import { contentDisposition, contentTypeFor } from "./download-headers";
 import { downloadNotModified } from "../revalidation";
 import { DownloadTokenSigner, TOKEN_REASON_TEXT, isWellFormedToken, judgeToken } from "./download-tokens";
 import { MintLimit } from "./mint-limit";
-import type { MetaRepository } from "../../store/meta-repository";
+import type { MetaRepository } from "../../state/meta-repository";
 import type { Mirror, MirrorObject } from "./mirror";
 import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
 import type { DownloadRepository } from "./download-repository";

@@ -6,7 +6,7 @@
  * - `RecordingMirror` records the mirror when the first file is stored (a fresh database: any mirror will do
  *   until then), and refuses to store into another one than the recorded one.
  */
-import type { MetaRepository } from "../../store/meta-repository";
+import type { MetaRepository } from "../../state/meta-repository";
 import type { Logger } from "../../log";
 import type { ReleaseRepository } from "../releases/release-repository";
 import type { DirectUrlOptions, Mirror, MirrorLocation, MirrorObject, PutOptions } from "./mirror";

@@ -6,7 +6,7 @@
  */
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
-import { GroupCommit } from "../../store/group-commit";
+import { GroupCommit } from "../../state/group-commit";
 import type { ClientRepository, FoldResult } from "./client-repository";
 import { mergeHeartbeats, type HeartbeatRecord } from "./heartbeat-input";
 

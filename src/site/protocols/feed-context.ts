@@ -5,7 +5,7 @@
  */
 import type { Config } from "../../config";
 import { AppError, errorResponse } from "../../errors";
-import type { ChangeFeed } from "../../store/change-feed";
+import type { ChangeFeed } from "../../state/change-feed";
 import { corsOf } from "../cors";
 import { DocumentCache, type RenderedDocument } from "../document-cache";
 import { renderVariants, type RenderedVariants, type ReportedVersion } from "../document-variants";

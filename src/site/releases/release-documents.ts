@@ -4,7 +4,7 @@
  * has one definition. Documents come from the pure builders in latest.ts, kept rendered by the document cache.
  */
 import type { Config } from "../../config";
-import type { ChangeFeed } from "../../store/change-feed";
+import type { ChangeFeed } from "../../state/change-feed";
 import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
 import { buildLatestDocument, buildLegacyManifestOf, isFilteredQuery, parseLatestQuery, planLatest, planLegacyManifest } from "./latest";

@@ -17,9 +17,9 @@
 import { randomBytes } from "node:crypto";
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
-import type { MetaRepository } from "../../store/meta-repository";
+import type { MetaRepository } from "../../state/meta-repository";
 import { redactUrlCredentials } from "../../redact";
-import { processTag } from "../../store/process-owner";
+import { processTag } from "../../state/process-owner";
 import { DownloadFetchError } from "../downloads/download-fetch";
 import { isHttpUrl } from "../downloads/http-url";
 import { MirrorWriteError, type Mirror, type MirrorObject } from "../downloads/mirror";

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { makerOf, processTag } from "../process-owner";
+import { makerOf, processTag } from "../../state/process-owner";
 
 /** A fresh name for a temp file of this process: `h<host>-p<pid>-<time>-<random>.<suffix>`. */
 export function tempFileName(suffix: string): string {

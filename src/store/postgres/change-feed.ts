@@ -6,7 +6,7 @@
  * so every re-subscription counts as a change of every topic (caches reload once, nothing stays stale).
  */
 import type { SQL } from "bun";
-import { CHANGE_TOPICS, type ChangeFeed, type ChangeTopic } from "../change-feed";
+import { CHANGE_TOPICS, type ChangeFeed, type ChangeTopic } from "../../state/change-feed";
 import { CHANGE_CHANNEL } from "./migrations";
 
 interface TopicState {

@@ -6,6 +6,7 @@
 import { SQL } from "bun";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations";
 import { postgresConnectError } from "./connect-errors";
+import { isConnectionLoss } from "./storage-errors";
 
 /** An arbitrary constant: the advisory lock that serialises migrations across instances. */
 const MIGRATION_LOCK = 0x67616e74; // "gant"
@@ -31,28 +32,6 @@ export function numOrNull(v: unknown): number | null {
 }
 
 const DEFAULT_POOL_SIZE = 10;
-
-/**
- * A connection that broke under a statement: the server restarted or went away, or an idle pooled connection
- * found itself cut. Nothing else (a constraint, a syntax error) is retried.
- */
-export function isConnectionLoss(err: unknown): boolean {
-  const e = err as { code?: string; errno?: string; message?: string } | null;
-  if (!e) return false;
-  if (typeof e.code === "string" && /^ERR_POSTGRES_(CONNECTION_CLOSED|CONNECTION_TIMEOUT|IDLE_TIMEOUT|LIFETIME_TIMEOUT)$/.test(e.code)) return true;
-  // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 08xxx connection exceptions.
-  return typeof e.errno === "string" && (/^57P0[123]$/.test(e.errno) || e.errno.startsWith("08"));
-}
-
-/**
- * The server cannot be reached at all (stopped, restarting, its address refusing connections): Bun's driver says
- * "Failed to connect". Not retried at once, as a lost connection is (the next try would be refused too); a request
- * that meets it is answered as storage that is unavailable (store/storage-errors.ts).
- */
-export function isServerUnreachable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === "ERR_POSTGRES_CONNECTION_REFUSED" || code === "ERR_POSTGRES_CONNECTION_FAILED";
-}
 
 /**
  * Runs `op` and, if the connection was lost under it, again: each dead idle connection of the pool fails once

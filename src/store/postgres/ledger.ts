@@ -5,7 +5,7 @@
  */
 import type { SQL } from "bun";
 import type { LatencyPoint, LedgerEntry, UsageLedger, UsagePoint } from "../../gateway/usage/ledger-repository";
-import { GroupCommit } from "../group-commit";
+import { GroupCommit } from "../../state/group-commit";
 import { num, numOrNull } from "./db";
 
 const BATCH = { maxBatch: 256, maxDelayMs: 0 };

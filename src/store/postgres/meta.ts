@@ -1,6 +1,6 @@
 /** MetaRepository on PostgreSQL: the `meta` table. */
 import type { SQL } from "bun";
-import type { MetaRepository } from "../meta-repository";
+import type { MetaRepository } from "../../state/meta-repository";
 
 export class PostgresMetaRepository implements MetaRepository {
   constructor(private readonly sql: SQL) {}

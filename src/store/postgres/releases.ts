@@ -21,7 +21,7 @@ import {
   type ReleaseRepository,
 } from "../../site/releases/release-repository";
 import { num, numOrNull } from "./db";
-import { makerOf } from "../process-owner";
+import { makerOf } from "../../state/process-owner";
 
 /** An arbitrary constant naming the lock every release write holds. */
 const RELEASES_LOCK = 0x72656c73; // "rels"

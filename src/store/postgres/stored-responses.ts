@@ -15,7 +15,7 @@ import {
   type StoredResponseStats,
 } from "../../gateway/responses/stored-response-repository";
 import { num } from "./db";
-import { GroupCommit } from "../group-commit";
+import { GroupCommit } from "../../state/group-commit";
 
 interface Put {
   r: StoredResponse;

@@ -5,7 +5,7 @@
 import { Database } from "bun:sqlite";
 import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { makerOf, processTag } from "../process-owner";
+import { makerOf, processTag } from "../../state/process-owner";
 import { SCHEMA_VERSION } from "./migrations";
 
 export class BackupError extends Error {}

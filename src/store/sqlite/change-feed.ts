@@ -5,7 +5,7 @@
  * the counters of the subscribed topics every `watchMs`.
  */
 import type { Database } from "bun:sqlite";
-import type { ChangeFeed, ChangeTopic } from "../change-feed";
+import type { ChangeFeed, ChangeTopic } from "../../state/change-feed";
 
 /** How stale another process's change may look to `version`: a tenth of a second. */
 export const VERSION_POLL_MS = 100;

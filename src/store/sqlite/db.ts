@@ -6,6 +6,8 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations";
+// Registers SQLite's classification of its errors with the storage-error seam.
+import "./storage-errors";
 
 export class SchemaTooNewError extends Error {
   constructor(found: number) {

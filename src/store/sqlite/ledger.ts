@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { LatencyPoint, LedgerEntry, UsageLedger, UsagePoint } from "../../gateway/usage/ledger-repository";
-import { GroupCommit } from "../group-commit";
+import { GroupCommit } from "../../state/group-commit";
 
 /** 256 rows is a few milliseconds of writing: long enough to share an fsync, short enough not to stall streams. */
 const BATCH = { maxBatch: 256, maxDelayMs: 0 };

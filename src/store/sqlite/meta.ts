@@ -1,6 +1,6 @@
 /** MetaRepository on SQLite: the `meta` table (which also holds the change counters the triggers move). */
 import type { Database } from "bun:sqlite";
-import type { MetaRepository } from "../meta-repository";
+import type { MetaRepository } from "../../state/meta-repository";
 
 export class SqliteMetaRepository implements MetaRepository {
   private readonly select;

@@ -19,7 +19,7 @@ import {
   type ReleaseRecord,
   type ReleaseRepository,
 } from "../../site/releases/release-repository";
-import { makerOf } from "../process-owner";
+import { makerOf } from "../../state/process-owner";
 
 interface ReleaseRow {
   id: number;

@@ -14,7 +14,7 @@ import {
   type StoredResponseRepository,
   type StoredResponseStats,
 } from "../../gateway/responses/stored-response-repository";
-import { GroupCommit } from "../group-commit";
+import { GroupCommit } from "../../state/group-commit";
 
 interface Row {
   id: string;

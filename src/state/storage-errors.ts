@@ -2,23 +2,30 @@
  * Errors that say the store cannot take a write right now, whatever the backend: the disk is full or failing, the
  * database went away. A request that meets one gets a 503 with Retry-After and the error envelope - the operator's
  * problem, not the caller's, and not an internal error: nothing is lost by retrying once it is fixed.
+ *
+ * Which driver errors mean that is each backend's own knowledge: a backend registers its classifier when its
+ * module loads (`classifyStorageErrors`), so this seam imports no backend and a process loads only the drivers
+ * it uses. A backend that was never loaded cannot have thrown.
  */
 import { AppError, isAppError } from "../errors";
-import { isConnectionLoss, isServerUnreachable } from "./postgres/db";
 
-/** SQLite result codes (bun:sqlite's `code`) of a store that cannot write. */
-const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR(_\w+)?|READONLY(_\w+)?|CANTOPEN|BUSY|LOCKED)$/;
-/** File-system errors of the same kind (mirrors, uploads, backups). */
+/** Whether a backend's driver error says its storage cannot take the change now. */
+export type StorageErrorClassifier = (err: unknown) => boolean;
+
+/** File-system errors of the same kind (mirrors, uploads, backups): the operating system's, met by every backend. */
 const FS_UNAVAILABLE = new Set(["ENOSPC", "EDQUOT", "EROFS", "EIO"]);
 
+const classifiers: StorageErrorClassifier[] = [(err) => FS_UNAVAILABLE.has((err as { code?: unknown }).code as string)];
+
+/** Called once by each backend's module as it loads; registering the same classifier again changes nothing. */
+export function classifyStorageErrors(classifier: StorageErrorClassifier): void {
+  if (!classifiers.includes(classifier)) classifiers.push(classifier);
+}
+
 export function isStorageUnavailable(err: unknown): boolean {
-  const e = err as { code?: unknown; errno?: unknown } | null;
-  if (!e || typeof e !== "object") return false;
-  if (typeof e.code === "string" && (SQLITE_UNAVAILABLE.test(e.code) || FS_UNAVAILABLE.has(e.code))) return true;
-  // PostgreSQL: class 53 (insufficient resources: disk full, out of memory, too many connections), 58 (system
-  // error: I/O), a lost connection, and a server that cannot be reached (stopped or restarting).
-  if (typeof e.errno === "string" && /^5[38]/.test(e.errno)) return true;
-  return isConnectionLoss(err) || isServerUnreachable(err);
+  if (!err || typeof err !== "object") return false;
+  for (const classify of classifiers) if (classify(err)) return true;
+  return false;
 }
 
 export function storageUnavailable(): AppError {
