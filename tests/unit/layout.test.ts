@@ -155,6 +155,11 @@ describe("layout: state seams and backends", () => {
     expect(folderCycles(graph, (d) => d === "src/state" || d.startsWith("src/store"))).toEqual([]);
   });
 
+  test("the shared row mappings (store/rows/) import no backend", () => {
+    const bad = graph.edges.filter((e) => e.from.startsWith("src/store/rows/") && BACKEND.test(e.to));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
   test("one backend does not import another", () => {
     const name = (f: string) => BACKEND.exec(f)?.[1];
     const bad = graph.edges.filter((e) => name(e.from) && name(e.to) && name(e.from) !== name(e.to) && name(e.to) !== "files");

@@ -1,71 +1,12 @@
-/** Announcements in PostgreSQL: rows <-> Announcement (the same mapping as store/sqlite/announcements.ts). */
+/** Announcements in PostgreSQL (the row mapping, shared with SQLite, is store/rows/announcements.ts). */
 import type { SQL } from "bun";
-import type {
-  AnnouncementFields,
-  AnnouncementLevel,
-  AnnouncementRepository,
-  LocaleText,
-  StoredAnnouncement,
-  TargetSurface,
-} from "../../site/announcements/announcement-repository";
-import { num } from "./db";
+import type { AnnouncementFields, AnnouncementRepository, StoredAnnouncement } from "../../site/announcements/announcement-repository";
+import type { Row } from "../rows/codec";
+import { announcementColumns, announcementFromRow } from "../rows/announcements";
+import { postgresColumns } from "./columns";
 
-type Row = Record<string, unknown>;
-
-function parseLocales(json: string): Record<string, LocaleText> {
-  try {
-    const v = JSON.parse(json);
-    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
-  } catch {
-    // A hand-edited row must not take the public endpoint down; it just loses its translations.
-    return {};
-  }
-}
-
-function fromRow(r: Row): StoredAnnouncement {
-  return {
-    id: num(r.id),
-    type: r.type as string,
-    displayType: r.display_type as string,
-    targetSurface: r.target_surface as TargetSurface,
-    level: r.level as AnnouncementLevel,
-    title: r.title as string,
-    body: r.body as string,
-    ctaText: r.cta_text as string,
-    ctaUrl: r.cta_url as string,
-    minVersion: r.min_version as string,
-    maxVersion: r.max_version as string,
-    startAt: r.start_at as string,
-    expiresAt: r.expires_at as string,
-    dismissKey: r.dismiss_key as string,
-    testOnly: r.test_only === true,
-    app: r.app as string,
-    locales: parseLocales(r.locales as string),
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
-  };
-}
-
-function columns(f: AnnouncementFields) {
-  return {
-    type: f.type,
-    display_type: f.displayType,
-    target_surface: f.targetSurface,
-    level: f.level,
-    title: f.title,
-    body: f.body,
-    cta_text: f.ctaText,
-    cta_url: f.ctaUrl,
-    min_version: f.minVersion,
-    max_version: f.maxVersion,
-    start_at: f.startAt,
-    expires_at: f.expiresAt,
-    dismiss_key: f.dismissKey,
-    test_only: f.testOnly,
-    app: f.app,
-    locales: JSON.stringify(f.locales),
-  };
-}
+const fromRow = (r: Row) => announcementFromRow(r, postgresColumns);
+const columns = (f: AnnouncementFields) => announcementColumns(f, postgresColumns);
 
 export class PostgresAnnouncementRepository implements AnnouncementRepository {
   constructor(

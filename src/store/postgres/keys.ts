@@ -1,53 +1,14 @@
-/** API keys and their recorded usage totals in PostgreSQL (the same rules as store/sqlite/keys.ts). */
+/** API keys and their recorded usage totals in PostgreSQL (the same rules as store/sqlite/keys.ts, the
+ * same row mapping: store/rows/keys.ts). */
 import type { SQL } from "bun";
-import type { ApiKey, KeyFields, KeyRepository, KeyUsageTotals, ModelMode } from "../../gateway/keys/key-repository";
+import type { ApiKey, KeyFields, KeyRepository, KeyUsageTotals } from "../../gateway/keys/key-repository";
 import { displayPrefix, newApiKeySecret, randomToken, sha256Hex } from "../../secrets";
-import { num, numOrNull } from "./db";
-
-const MICROS = 1_000_000;
-
-const COLUMNS: Record<Exclude<keyof KeyFields, "models" | "balance">, string> = {
-  name: "name",
-  status: "status",
-  notBefore: "not_before",
-  expiresAt: "expires_at",
-  modelMode: "model_mode",
-  quotaTokens: "quota_tokens",
-  rpm: "rpm",
-  rpd: "rpd",
-  concurrency: "concurrency",
-  maxTokens: "max_tokens",
-};
+import { KEY_COLUMNS as COLUMNS, MICROS, keyFromRow, usageTotalsFromRow } from "../rows/keys";
+import { postgresColumns } from "./columns";
 
 type Row = Record<string, unknown>;
-
-function fromRow(r: Row): ApiKey {
-  return {
-    id: r.id as string,
-    name: r.name as string,
-    prefix: r.prefix as string,
-    hash: r.hash as string,
-    status: r.status as string,
-    notBefore: numOrNull(r.not_before),
-    expiresAt: numOrNull(r.expires_at),
-    modelMode: r.model_mode as ModelMode | null,
-    models: JSON.parse(r.models as string),
-    quotaTokens: numOrNull(r.quota_tokens),
-    balance: r.balance_micros === null ? null : num(r.balance_micros) / MICROS,
-    rpm: numOrNull(r.rpm),
-    rpd: numOrNull(r.rpd),
-    concurrency: numOrNull(r.concurrency),
-    maxTokens: numOrNull(r.max_tokens),
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
-  };
-}
-
-function totalsFromRow(r: Row): KeyUsageTotals {
-  const input = num(r.input_tokens);
-  const output = num(r.output_tokens);
-  return { requests: num(r.requests), inputTokens: input, outputTokens: output, tokens: input + output, spent: num(r.spent_micros) / MICROS, resetAt: numOrNull(r.reset_at) };
-}
+const fromRow = (r: Row) => keyFromRow(r, postgresColumns);
+const totalsFromRow = (r: Row) => usageTotalsFromRow(r, postgresColumns);
 
 export class PostgresKeyRepository implements KeyRepository {
   constructor(

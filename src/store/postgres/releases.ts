@@ -21,6 +21,8 @@ import {
   type ReleaseRepository,
 } from "../../site/releases/release-repository";
 import { num, numOrNull } from "./db";
+import { ASSET_COLUMNS, RELEASE_COLUMNS, assetFromRow, releaseFromRow } from "../rows/releases";
+import { postgresColumns } from "./columns";
 import { makerOf } from "../../state/process-owner";
 
 /** An arbitrary constant naming the lock every release write holds. */
@@ -28,93 +30,12 @@ const RELEASES_LOCK = 0x72656c73; // "rels"
 
 type Row = Record<string, any>;
 
-const ASSET_COLUMNS: Record<keyof AssetFields, string> = {
-  platform: "platform",
-  arch: "arch",
-  fileType: "file_type",
-  classifiedByOperator: "classified_by_operator",
-  sha256: "sha256",
-  sha512: "sha512",
-  sha1: "sha1",
-  size: "size",
-  mirrored: "mirrored",
-  upstreamUrl: "upstream_url",
-  remoteId: "remote_id",
-  remoteApiUrl: "remote_api_url",
-  remoteUpdatedAt: "remote_updated_at",
-  remoteDigest: "remote_digest",
-  remoteSize: "remote_size",
-  mirrorError: "mirror_error",
-  mirrorPending: "mirror_pending",
-  signature: "signature",
-  signatureUrl: "signature_url",
-  signatureApiUrl: "signature_api_url",
-};
-
-const RELEASE_COLUMNS: Record<keyof ReleaseChanges, string> = {
-  notes: "notes",
-  publishedAt: "published_at",
-  minAppVersion: "min_app_version",
-  prerelease: "prerelease",
-  remoteId: "remote_id",
-  rolloutPercent: "rollout_percent",
-  rolloutPaused: "rollout_paused",
-  yanked: "yanked",
-};
-
 const ASSET_SELECT = `
   SELECT a.*, COALESCE((SELECT SUM(c.count) FROM download_counts c WHERE c.asset_id = a.id), 0) AS downloads
   FROM release_assets a`;
 
-function toAsset(r: Row): AssetRecord {
-  return {
-    id: num(r.id),
-    releaseId: num(r.release_id),
-    name: r.name,
-    platform: r.platform as Platform | "",
-    arch: r.arch as Arch | "",
-    fileType: r.file_type,
-    sha256: r.sha256,
-    sha512: r.sha512 ?? "",
-    sha1: r.sha1 ?? "",
-    size: numOrNull(r.size),
-    upstreamUrl: r.upstream_url,
-    mirrored: r.mirrored === true,
-    downloads: num(r.downloads),
-    classifiedByOperator: r.classified_by_operator === true,
-    remoteId: numOrNull(r.remote_id),
-    remoteApiUrl: r.remote_api_url,
-    remoteUpdatedAt: r.remote_updated_at,
-    remoteDigest: r.remote_digest,
-    remoteSize: numOrNull(r.remote_size),
-    mirrorError: r.mirror_error,
-    mirrorPending: r.mirror_pending === true,
-    signature: r.signature ?? null,
-    signatureUrl: r.signature_url ?? null,
-    signatureApiUrl: r.signature_api_url ?? null,
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
-  };
-}
-
-function toRelease(r: Row, assets: AssetRecord[]): ReleaseRecord {
-  return {
-    id: num(r.id),
-    version: r.version,
-    notes: r.notes,
-    publishedAt: r.published_at,
-    minAppVersion: r.min_app_version,
-    prerelease: r.prerelease === true,
-    rolloutPercent: num(r.rollout_percent),
-    rolloutPaused: r.rollout_paused === true,
-    yanked: r.yanked === true,
-    origin: r.origin as ReleaseOrigin,
-    remoteId: numOrNull(r.remote_id),
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
-    assets,
-  };
-}
+const toAsset = (r: Row) => assetFromRow(r, postgresColumns);
+const toRelease = (r: Row, assets: AssetRecord[]) => releaseFromRow(r, postgresColumns, assets);
 
 /** `SET a = $1, b = $2` for the fields given (column names come from the tables above, never from input). */
 function setClause(columns: Record<string, string>, fields: Record<string, unknown>, values: unknown[]): string[] {

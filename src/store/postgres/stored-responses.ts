@@ -16,6 +16,11 @@ import {
 } from "../../gateway/responses/stored-response-repository";
 import { num } from "./db";
 import { GroupCommit } from "../../state/group-commit";
+import type { Row } from "../rows/codec";
+import { storedResponseFromRow } from "../rows/stored-responses";
+import { postgresColumns } from "./columns";
+
+const fromRow = (r: Row) => storedResponseFromRow(r, postgresColumns);
 
 interface Put {
   r: StoredResponse;
@@ -160,18 +165,4 @@ export class PostgresStoredResponses implements StoredResponseRepository {
         : await this.sql`SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM stored_responses WHERE key_id = ${keyId}`;
     return { responses: num(row.n), bytes: num(row.b) };
   }
-}
-
-function fromRow(row: Record<string, any>): StoredResponse {
-  return {
-    id: row.id,
-    keyId: row.key_id,
-    previousId: row.previous_id,
-    model: row.model,
-    createdAt: num(row.created_at),
-    expiresAt: num(row.expires_at),
-    response: JSON.parse(row.response),
-    inputItems: JSON.parse(row.input_items),
-    bytes: num(row.bytes),
-  };
 }

@@ -1,90 +1,12 @@
-/** Announcements in SQLite: rows <-> Announcement. No rules here (see announcement-input.ts). */
+/** Announcements in SQLite (the row mapping is store/rows/announcements.ts). No rules here (see announcement-input.ts). */
 import type { Database } from "bun:sqlite";
-import type {
-  AnnouncementFields,
-  AnnouncementLevel,
-  AnnouncementRepository,
-  LocaleText,
-  StoredAnnouncement,
-  TargetSurface,
-} from "../../site/announcements/announcement-repository";
+import type { AnnouncementFields, AnnouncementRepository, StoredAnnouncement } from "../../site/announcements/announcement-repository";
+import type { Row } from "../rows/codec";
+import { announcementColumns, announcementFromRow } from "../rows/announcements";
+import { sqliteColumns } from "./columns";
 
-interface Row {
-  id: number;
-  type: string;
-  display_type: string;
-  target_surface: string;
-  level: string;
-  title: string;
-  body: string;
-  cta_text: string;
-  cta_url: string;
-  min_version: string;
-  max_version: string;
-  start_at: string;
-  expires_at: string;
-  dismiss_key: string;
-  test_only: number;
-  app: string;
-  locales: string;
-  created_at: number;
-  updated_at: number;
-}
-
-function parseLocales(json: string): Record<string, LocaleText> {
-  try {
-    const v = JSON.parse(json);
-    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
-  } catch {
-    // A hand-edited row must not take the public endpoint down; it just loses its translations.
-    return {};
-  }
-}
-
-function fromRow(r: Row): StoredAnnouncement {
-  return {
-    id: r.id,
-    type: r.type,
-    displayType: r.display_type,
-    targetSurface: r.target_surface as TargetSurface,
-    level: r.level as AnnouncementLevel,
-    title: r.title,
-    body: r.body,
-    ctaText: r.cta_text,
-    ctaUrl: r.cta_url,
-    minVersion: r.min_version,
-    maxVersion: r.max_version,
-    startAt: r.start_at,
-    expiresAt: r.expires_at,
-    dismissKey: r.dismiss_key,
-    testOnly: r.test_only === 1,
-    app: r.app,
-    locales: parseLocales(r.locales),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-function params(f: AnnouncementFields) {
-  return {
-    type: f.type,
-    display_type: f.displayType,
-    target_surface: f.targetSurface,
-    level: f.level,
-    title: f.title,
-    body: f.body,
-    cta_text: f.ctaText,
-    cta_url: f.ctaUrl,
-    min_version: f.minVersion,
-    max_version: f.maxVersion,
-    start_at: f.startAt,
-    expires_at: f.expiresAt,
-    dismiss_key: f.dismissKey,
-    test_only: f.testOnly ? 1 : 0,
-    app: f.app,
-    locales: JSON.stringify(f.locales),
-  };
-}
+const fromRow = (r: Row) => announcementFromRow(r, sqliteColumns);
+const params = (f: AnnouncementFields) => announcementColumns(f, sqliteColumns);
 
 const COLUMNS = Object.keys(params({} as AnnouncementFields));
 

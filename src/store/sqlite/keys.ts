@@ -1,64 +1,13 @@
-/** API keys and their recorded usage totals in SQLite. The only place that knows their table layout. */
+/** API keys and their recorded usage totals in SQLite: the SQL; the row mapping is shared (store/rows/keys.ts). */
 import type { Database } from "bun:sqlite";
-import type { ApiKey, KeyFields, KeyRepository, KeyUsageTotals, ModelMode } from "../../gateway/keys/key-repository";
+import type { ApiKey, KeyFields, KeyRepository, KeyUsageTotals } from "../../gateway/keys/key-repository";
 import { displayPrefix, newApiKeySecret, randomToken, sha256Hex } from "../../secrets";
+import type { Row } from "../rows/codec";
+import { KEY_COLUMNS as COLUMNS, MICROS, keyFromRow, usageTotalsFromRow } from "../rows/keys";
+import { sqliteColumns } from "./columns";
 
-const MICROS = 1_000_000;
-
-const COLUMNS: Record<Exclude<keyof KeyFields, "models" | "balance">, string> = {
-  name: "name",
-  status: "status",
-  notBefore: "not_before",
-  expiresAt: "expires_at",
-  modelMode: "model_mode",
-  quotaTokens: "quota_tokens",
-  rpm: "rpm",
-  rpd: "rpd",
-  concurrency: "concurrency",
-  maxTokens: "max_tokens",
-};
-
-interface KeyRow {
-  id: string;
-  name: string;
-  prefix: string;
-  hash: string;
-  status: string;
-  not_before: number | null;
-  expires_at: number | null;
-  model_mode: ModelMode | null;
-  models: string;
-  quota_tokens: number | null;
-  balance_micros: number | null;
-  rpm: number | null;
-  rpd: number | null;
-  concurrency: number | null;
-  max_tokens: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-function fromRow(r: KeyRow): ApiKey {
-  return {
-    id: r.id,
-    name: r.name,
-    prefix: r.prefix,
-    hash: r.hash,
-    status: r.status,
-    notBefore: r.not_before,
-    expiresAt: r.expires_at,
-    modelMode: r.model_mode,
-    models: JSON.parse(r.models),
-    quotaTokens: r.quota_tokens,
-    balance: r.balance_micros === null ? null : r.balance_micros / MICROS,
-    rpm: r.rpm,
-    rpd: r.rpd,
-    concurrency: r.concurrency,
-    maxTokens: r.max_tokens,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
+type KeyRow = Row;
+const fromRow = (r: KeyRow) => keyFromRow(r, sqliteColumns);
 
 export class SqliteKeyRepository implements KeyRepository {
   constructor(
@@ -119,38 +68,15 @@ export class SqliteKeyRepository implements KeyRepository {
   }
 
   async usage(keyId: string): Promise<KeyUsageTotals> {
-    const r = this.db
-      .query("SELECT requests, input_tokens, output_tokens, spent_micros, reset_at FROM key_usage WHERE key_id = ?")
-      .get(keyId) as { requests: number; input_tokens: number; output_tokens: number; spent_micros: number; reset_at: number | null } | null;
+    const r = this.db.query("SELECT requests, input_tokens, output_tokens, spent_micros, reset_at FROM key_usage WHERE key_id = ?").get(keyId) as Row | null;
     if (!r) return { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0, spent: 0, resetAt: null };
-    return {
-      requests: r.requests,
-      inputTokens: r.input_tokens,
-      outputTokens: r.output_tokens,
-      tokens: r.input_tokens + r.output_tokens,
-      spent: r.spent_micros / MICROS,
-      resetAt: r.reset_at,
-    };
+    return usageTotalsFromRow(r, sqliteColumns);
   }
 
   /** All usage totals at once, for loading the server's cache. */
   async allUsage(): Promise<Map<string, KeyUsageTotals>> {
-    const rows = this.db
-      .query("SELECT key_id, requests, input_tokens, output_tokens, spent_micros, reset_at FROM key_usage")
-      .all() as Array<{ key_id: string; requests: number; input_tokens: number; output_tokens: number; spent_micros: number; reset_at: number | null }>;
-    return new Map(
-      rows.map((r) => [
-        r.key_id,
-        {
-          requests: r.requests,
-          inputTokens: r.input_tokens,
-          outputTokens: r.output_tokens,
-          tokens: r.input_tokens + r.output_tokens,
-          spent: r.spent_micros / MICROS,
-          resetAt: r.reset_at,
-        },
-      ]),
-    );
+    const rows = this.db.query("SELECT key_id, requests, input_tokens, output_tokens, spent_micros, reset_at FROM key_usage").all() as Row[];
+    return new Map(rows.map((r) => [r.key_id as string, usageTotalsFromRow(r, sqliteColumns)]));
   }
 
   /** Zeroes a key's totals (a new quota period); a trigger moves the keys generation so servers reload. */

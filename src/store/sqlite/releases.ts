@@ -1,5 +1,5 @@
 /**
- * Releases and assets in SQLite: the only code that knows those tables. Multi-row writes (publish, a sync's
+ * Releases and assets in SQLite (the row mapping, shared with PostgreSQL, is store/rows/releases.ts). Multi-row writes (publish, a sync's
  * batch, put) run in one IMMEDIATE transaction, so a CLI and a server on one database never interleave them.
  */
 import type { Database } from "bun:sqlite";
@@ -20,128 +20,19 @@ import {
   type ReleaseRepository,
 } from "../../site/releases/release-repository";
 import { makerOf } from "../../state/process-owner";
+import type { Row } from "../rows/codec";
+import { ASSET_COLUMNS, RELEASE_COLUMNS, assetFromRow, releaseFromRow } from "../rows/releases";
+import { sqliteColumns } from "./columns";
 
-interface ReleaseRow {
-  id: number;
-  version: string;
-  notes: string;
-  published_at: string;
-  min_app_version: string;
-  prerelease: number;
-  rollout_percent: number;
-  rollout_paused: number;
-  yanked: number;
-  origin: ReleaseOrigin;
-  remote_id: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-interface AssetRow {
-  id: number;
-  release_id: number;
-  name: string;
-  platform: string;
-  arch: string;
-  file_type: string;
-  classified_by_operator: number;
-  sha256: string;
-  sha512: string;
-  sha1: string;
-  size: number | null;
-  mirrored: number;
-  upstream_url: string | null;
-  remote_id: number | null;
-  remote_api_url: string | null;
-  remote_updated_at: string | null;
-  remote_digest: string | null;
-  remote_size: number | null;
-  mirror_error: string | null;
-  mirror_pending: number;
-  signature: string | null;
-  signature_url: string | null;
-  signature_api_url: string | null;
-  created_at: number;
-  updated_at: number;
-  downloads: number;
-}
-
-const ASSET_COLUMNS: Record<keyof AssetFields, string> = {
-  platform: "platform",
-  arch: "arch",
-  fileType: "file_type",
-  classifiedByOperator: "classified_by_operator",
-  sha256: "sha256",
-  sha512: "sha512",
-  sha1: "sha1",
-  size: "size",
-  mirrored: "mirrored",
-  upstreamUrl: "upstream_url",
-  remoteId: "remote_id",
-  remoteApiUrl: "remote_api_url",
-  remoteUpdatedAt: "remote_updated_at",
-  remoteDigest: "remote_digest",
-  remoteSize: "remote_size",
-  mirrorError: "mirror_error",
-  mirrorPending: "mirror_pending",
-  signature: "signature",
-  signatureUrl: "signature_url",
-  signatureApiUrl: "signature_api_url",
-};
+type ReleaseRow = Row;
+type AssetRow = Row;
 
 const ASSET_SELECT = `
   SELECT a.*, COALESCE((SELECT SUM(c.count) FROM download_counts c WHERE c.asset_id = a.id), 0) AS downloads
   FROM release_assets a`;
 
-function toAsset(r: AssetRow): AssetRecord {
-  return {
-    id: r.id,
-    releaseId: r.release_id,
-    name: r.name,
-    platform: r.platform as Platform | "",
-    arch: r.arch as Arch | "",
-    fileType: r.file_type,
-    sha256: r.sha256,
-    sha512: r.sha512 ?? "",
-    sha1: r.sha1 ?? "",
-    size: r.size,
-    upstreamUrl: r.upstream_url,
-    mirrored: r.mirrored === 1,
-    downloads: r.downloads,
-    classifiedByOperator: r.classified_by_operator === 1,
-    remoteId: r.remote_id,
-    remoteApiUrl: r.remote_api_url,
-    remoteUpdatedAt: r.remote_updated_at,
-    remoteDigest: r.remote_digest,
-    remoteSize: r.remote_size,
-    mirrorError: r.mirror_error,
-    mirrorPending: r.mirror_pending === 1,
-    signature: r.signature ?? null,
-    signatureUrl: r.signature_url ?? null,
-    signatureApiUrl: r.signature_api_url ?? null,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-function toRelease(r: ReleaseRow, assets: AssetRecord[]): ReleaseRecord {
-  return {
-    id: r.id,
-    version: r.version,
-    notes: r.notes,
-    publishedAt: r.published_at,
-    minAppVersion: r.min_app_version,
-    prerelease: r.prerelease === 1,
-    rolloutPercent: r.rollout_percent,
-    rolloutPaused: r.rollout_paused === 1,
-    yanked: r.yanked === 1,
-    origin: r.origin,
-    remoteId: r.remote_id,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    assets,
-  };
-}
+const toAsset = (r: AssetRow) => assetFromRow(r, sqliteColumns);
+const toRelease = (r: ReleaseRow, assets: AssetRecord[]) => releaseFromRow(r, sqliteColumns, assets);
 
 function sqlValue(v: unknown): string | number | null {
   if (v === undefined || v === null) return null;
@@ -173,7 +64,7 @@ export class SqliteReleaseRepository implements ReleaseRepository {
       list.push(a);
       byRelease.set(a.releaseId, list);
     }
-    return rows.map((r) => toRelease(r, byRelease.get(r.id) ?? []));
+    return rows.map((r) => toRelease(r, byRelease.get(r.id as number) ?? []));
   }
 
   async get(version: string): Promise<ReleaseRecord | null> {
@@ -312,7 +203,7 @@ export class SqliteReleaseRepository implements ReleaseRepository {
   }
 
   private withAssets(row: ReleaseRow): ReleaseRecord {
-    const assets = (this.db.query(`${ASSET_SELECT} WHERE a.release_id = ? ORDER BY a.id`).all(row.id) as AssetRow[]).map(toAsset);
+    const assets = (this.db.query(`${ASSET_SELECT} WHERE a.release_id = ? ORDER BY a.id`).all(row.id as number) as AssetRow[]).map(toAsset);
     return toRelease(row, assets);
   }
 
@@ -361,19 +252,9 @@ export class SqliteReleaseRepository implements ReleaseRepository {
   }
 
   private updateRelease(id: number, changes: ReleaseChanges): void {
-    const columns: Record<keyof ReleaseChanges, string> = {
-      notes: "notes",
-      publishedAt: "published_at",
-      minAppVersion: "min_app_version",
-      prerelease: "prerelease",
-      remoteId: "remote_id",
-      rolloutPercent: "rollout_percent",
-      rolloutPaused: "rollout_paused",
-      yanked: "yanked",
-    };
     const sets: string[] = [];
     const values: Array<string | number | null> = [];
-    for (const [k, col] of Object.entries(columns) as Array<[keyof ReleaseChanges, string]>) {
+    for (const [k, col] of Object.entries(RELEASE_COLUMNS) as Array<[keyof ReleaseChanges, string]>) {
       if (changes[k] === undefined) continue;
       sets.push(`${col} = ?`);
       values.push(sqlValue(changes[k]));

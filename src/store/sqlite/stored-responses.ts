@@ -15,19 +15,11 @@ import {
   type StoredResponseStats,
 } from "../../gateway/responses/stored-response-repository";
 import { GroupCommit } from "../../state/group-commit";
+import type { Row } from "../rows/codec";
+import { storedResponseFromRow } from "../rows/stored-responses";
+import { sqliteColumns } from "./columns";
 
-interface Row {
-  id: string;
-  key_id: string;
-  previous_id: string | null;
-  model: string;
-  created_at: number;
-  expires_at: number;
-  response: string;
-  input_items: string;
-  input_count: number;
-  bytes: number;
-}
+const fromRow = (r: Row) => storedResponseFromRow(r, sqliteColumns);
 
 /**
  * The row an item id names for a key: the copy in the earliest of the key's live responses that have it (a caller
@@ -105,7 +97,7 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const row = this.db.query("SELECT * FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as Row | null;
     if (!row) return null;
-    const inputs = this.db.query("SELECT item FROM stored_items WHERE response_id = ? AND position < ? ORDER BY position").all(id, row.input_count) as Array<{ item: string }>;
+    const inputs = this.db.query("SELECT item FROM stored_items WHERE response_id = ? AND position < ? ORDER BY position").all(id, row.input_count as number) as Array<{ item: string }>;
     return { ...fromRow(row), inputItems: inputs.map((r) => JSON.parse(r.item)) };
   }
 
@@ -176,18 +168,4 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     ) as { n: number; b: number };
     return { responses: row.n, bytes: row.b };
   }
-}
-
-function fromRow(row: Row): StoredResponse {
-  return {
-    id: row.id,
-    keyId: row.key_id,
-    previousId: row.previous_id,
-    model: row.model,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    response: JSON.parse(row.response),
-    inputItems: JSON.parse(row.input_items),
-    bytes: row.bytes,
-  };
 }
