@@ -8,6 +8,8 @@ import { announcementColumns, announcementFromRow } from "../../src/store/rows/a
 import { keyFromRow, usageTotalsFromRow } from "../../src/store/rows/keys";
 import { assetFromRow, releaseFromRow } from "../../src/store/rows/releases";
 import { storedResponseFromRow } from "../../src/store/rows/stored-responses";
+import { leaseHeldByOther, leaseKey } from "../../src/store/rows/leases";
+import { processTag } from "../../src/state/process-owner";
 import { sqliteColumns } from "../../src/store/sqlite/columns";
 import { postgresColumns } from "../../src/store/postgres/columns";
 
@@ -58,5 +60,17 @@ describe("row mappings shared by the SQLite and PostgreSQL repositories", () => 
     const r = storedResponseFromRow(row, sqliteColumns);
     expect(r).toEqual({ id: "resp_1", keyId: "key_1", previousId: null, model: "m", createdAt: 1, expiresAt: 9, response: { id: "resp_1" }, inputItems: [], bytes: 30 });
     expect(storedResponseFromRow(asPostgres(row, []), postgresColumns)).toEqual(r);
+  });
+
+  test("a lease in meta: held only by another live owner before its expiry", () => {
+    expect(leaseKey("sync")).toBe("lease:sync");
+    const other = `${processTag()}-other`;
+    const held = (owner: string, until: number) => JSON.stringify({ owner, until });
+    expect(leaseHeldByOther(held(other, 100), "me", 50)).toBe(true);
+    expect(leaseHeldByOther(held(other, 100), "me", 100)).toBe(false);
+    expect(leaseHeldByOther(held("me", 100), "me", 50)).toBe(false);
+    expect(leaseHeldByOther("{not json", "me", 50)).toBe(false);
+    // A holder of this host whose process is gone cannot renew it.
+    expect(leaseHeldByOther(held(`${processTag(2 ** 22 + 1)}-sync`, 100), "me", 50)).toBe(false);
   });
 });

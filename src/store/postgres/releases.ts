@@ -6,24 +6,21 @@
 import type { SQL } from "bun";
 import {
   versionKey,
-  type Arch,
   type AssetFields,
   type AssetRecord,
   type NewRelease,
-  type Platform,
   type PublishedAsset,
   type ReleaseBatchItem,
   type ReleaseBatchResult,
   type ReleaseChanges,
-  type ReleaseOrigin,
   type ReleasePut,
   type ReleaseRecord,
   type ReleaseRepository,
 } from "../../site/releases/release-repository";
 import { num, numOrNull } from "./db";
 import { ASSET_COLUMNS, RELEASE_COLUMNS, assetFromRow, releaseFromRow } from "../rows/releases";
+import { leaseHeldByOther, leaseKey } from "../rows/leases";
 import { postgresColumns } from "./columns";
-import { makerOf } from "../../state/process-owner";
 
 /** An arbitrary constant naming the lock every release write holds. */
 const RELEASES_LOCK = 0x72656c73; // "rels"
@@ -175,20 +172,11 @@ export class PostgresReleaseRepository implements ReleaseRepository {
   }
 
   async acquireLease(name: string, owner: string, until: number, now: number): Promise<boolean> {
-    const key = `lease:${name}`;
+    const key = leaseKey(name);
     return this.sql.begin(async (tx) => {
       // The row lock (or, for a first lease, the key's uniqueness) makes the check and the take one step.
       const [row] = await tx`SELECT value FROM meta WHERE key = ${key} FOR UPDATE`;
-      if (row) {
-        let held: { owner?: string; until?: number } = {};
-        try {
-          held = JSON.parse(row.value);
-        } catch {
-          // A corrupt lease is treated as free.
-        }
-        // A holder on this host that no longer runs (killed mid-sync) cannot renew it: no need to wait for the expiry.
-        if (held.owner && held.owner !== owner && typeof held.until === "number" && held.until > now && makerOf(held.owner) !== "dead") return false;
-      }
+      if (row && leaseHeldByOther(row.value, owner, now)) return false;
       const taken = await tx`INSERT INTO meta (key, value) VALUES (${key}, ${JSON.stringify({ owner, until })})
                              ON CONFLICT (key) DO ${row ? tx`UPDATE SET value = excluded.value` : tx`NOTHING`} RETURNING 1`;
       return taken.length === 1;
@@ -196,7 +184,7 @@ export class PostgresReleaseRepository implements ReleaseRepository {
   }
 
   async releaseLease(name: string, owner: string): Promise<void> {
-    const key = `lease:${name}`;
+    const key = leaseKey(name);
     const [row] = await this.sql`SELECT value FROM meta WHERE key = ${key}`;
     if (!row) return;
     let held: { owner?: string } = {};

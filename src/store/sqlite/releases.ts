@@ -5,23 +5,20 @@
 import type { Database } from "bun:sqlite";
 import {
   versionKey,
-  type Arch,
   type AssetFields,
   type AssetRecord,
   type NewRelease,
-  type Platform,
   type PublishedAsset,
   type ReleaseBatchItem,
   type ReleaseBatchResult,
   type ReleaseChanges,
-  type ReleaseOrigin,
   type ReleasePut,
   type ReleaseRecord,
   type ReleaseRepository,
 } from "../../site/releases/release-repository";
-import { makerOf } from "../../state/process-owner";
 import type { Row } from "../rows/codec";
 import { ASSET_COLUMNS, RELEASE_COLUMNS, assetFromRow, releaseFromRow } from "../rows/releases";
+import { leaseHeldByOther, leaseKey } from "../rows/leases";
 import { sqliteColumns } from "./columns";
 
 type ReleaseRow = Row;
@@ -167,27 +164,18 @@ export class SqliteReleaseRepository implements ReleaseRepository {
   }
 
   async acquireLease(name: string, owner: string, until: number, now: number): Promise<boolean> {
-    const key = `lease:${name}`;
+    const key = leaseKey(name);
     const value = JSON.stringify({ owner, until });
     return this.db.transaction(() => {
       const row = this.db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null;
-      if (row) {
-        let held: { owner?: string; until?: number } = {};
-        try {
-          held = JSON.parse(row.value);
-        } catch {
-          // A corrupt lease is treated as free.
-        }
-        // A holder on this host that no longer runs (killed mid-sync) cannot renew it: no need to wait for the expiry.
-        if (held.owner && held.owner !== owner && typeof held.until === "number" && held.until > now && makerOf(held.owner) !== "dead") return false;
-      }
+      if (row && leaseHeldByOther(row.value, owner, now)) return false;
       this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
       return true;
     }).immediate();
   }
 
   async releaseLease(name: string, owner: string): Promise<void> {
-    this.db.query("DELETE FROM meta WHERE key = ? AND json_extract(value, '$.owner') = ?").run(`lease:${name}`, owner);
+    this.db.query("DELETE FROM meta WHERE key = ? AND json_extract(value, '$.owner') = ?").run(leaseKey(name), owner);
   }
 
   // Statements, run inside the callers' transactions ---------------------------------------------------------
