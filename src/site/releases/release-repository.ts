@@ -216,7 +216,7 @@ export interface ReleaseRepository {
   /**
    * Takes (or renews) the named lease for `owner` until `until`, atomically, so two syncs on one store never run
    * at once; an expired lease is taken over (its holder died), and so is one whose owner names a process of this
-   * host that no longer runs (store/process-owner.ts). False when someone else holds it.
+   * host that no longer runs (state/process-owner.ts). False when someone else holds it.
    */
   acquireLease(name: string, owner: string, until: number, now: number): Promise<boolean>;
   releaseLease(name: string, owner: string): Promise<void>;
