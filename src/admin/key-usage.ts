@@ -7,7 +7,7 @@
 import type { ApiKey, KeyRepository } from "../gateway/keys/key-repository";
 import type { StoredResponseRepository } from "../gateway/responses/stored-response-repository";
 import type { UsageLedger } from "../gateway/usage/ledger-repository";
-import { keyView } from "./key-input";
+import { keyView } from "../gateway/keys/key-input";
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_USAGE_DAYS = 30;
