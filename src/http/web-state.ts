@@ -5,6 +5,7 @@
 import type { AdminAuth } from "./admin-auth";
 import { InMemoryAdminSessions, type AdminSession, type AdminSessionStore } from "./admin-sessions";
 import { readCookie } from "./cookies";
+import { requestState } from "./request-state";
 import { FailureThrottle } from "./throttle";
 
 /** Over HTTPS the `__Host-` prefix makes the browser refuse the cookie unless it is Secure, host-only and Path=/. */
@@ -26,23 +27,23 @@ export interface WebState {
 /** `sessions`: a shared store (Redis, for several instances); in process by default. */
 export function createWebState(deps: { now: () => number; adminAuth: AdminAuth; adminSessions?: AdminSessionStore }): WebState {
   const sessions = deps.adminSessions ?? new InMemoryAdminSessions(deps.now);
-  const seen = new WeakMap<Request, Promise<AdminSession | null>>();
   const sessionIdOf = (request: Request) => {
     const header = request.headers.get("cookie");
     return readCookie(header, SECURE_SESSION_COOKIE) ?? readCookie(header, SESSION_COOKIE);
   };
-  return {
+  const webState: WebState = {
     sessions,
     adminThrottle: new FailureThrottle(deps.now),
     portalThrottle: new FailureThrottle(deps.now),
     sessionIdOf,
     sessionOf(request) {
-      let session = seen.get(request);
-      if (session === undefined) {
-        session = deps.adminAuth.fingerprint().then((fingerprint) => sessions.get(sessionIdOf(request), fingerprint));
-        seen.set(request, session);
+      const state = requestState(request);
+      if (state.session?.owner !== webState) {
+        const session = deps.adminAuth.fingerprint().then((fingerprint) => sessions.get(sessionIdOf(request), fingerprint));
+        state.session = { owner: webState, session };
       }
-      return session;
+      return state.session.session as Promise<AdminSession | null>;
     },
   };
+  return webState;
 }

@@ -134,3 +134,14 @@ describe("layout", () => {
     expect(bad).toEqual([]);
   });
 });
+
+describe("request state", () => {
+  test("what is kept per request lives in http/request-state.ts: no other WeakMap keyed by Request, no symbol on a Request", () => {
+    const bad = graph.files.filter((f) => {
+      if (f === "src/http/request-state.ts") return false;
+      const text = graph.source.get(f)!;
+      return /new WeakMap<\s*Request\b/.test(text) || /as unknown as Record<symbol/.test(text);
+    });
+    expect(bad).toEqual([]);
+  });
+});
