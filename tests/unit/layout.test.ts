@@ -135,6 +135,17 @@ describe("layout", () => {
   });
 });
 
+/** Modules every layer builds on: the settings, the error table, the logger. They import no feature, no state
+ *  backend and not the composition root, so any feature (and any test) can load them alone. */
+const LEAVES = ["src/config.ts", "src/errors.ts", "src/log.ts"];
+
+describe("leaves", () => {
+  test("config.ts, errors.ts and log.ts import no feature, no store and not the composition root", () => {
+    const bad = graph.edges.filter((e) => LEAVES.includes(e.from) && (FEATURES.test(e.to) || e.to.startsWith("src/store/") || COMPOSITION.has(e.to)));
+    expect(bad.map((e) => `${e.from} -> ${e.to}${e.typeOnly ? " (type)" : ""}`)).toEqual([]);
+  });
+});
+
 describe("request state", () => {
   test("what is kept per request lives in http/request-state.ts: no other WeakMap keyed by Request, no symbol on a Request", () => {
     const bad = graph.files.filter((f) => {

@@ -13,7 +13,7 @@
  */
 import { statSync } from "node:fs";
 import { basename } from "node:path";
-import type { MinisignPublicKey } from "./minisign";
+import type { MinisignPublicKey } from "../../minisign-key";
 import { readSignatureBeside, signatureToKeep, signaturesOf } from "./publish-signatures";
 import { AppError } from "../../errors";
 import { NO_DIGESTS, storedFields } from "./asset-digests";
