@@ -16,7 +16,7 @@ const COMPOSITION = new Set(["src/deps.ts", "src/app.ts", "src/server.ts", "src/
 /** Modules every layer may use: they hold no state and know no feature. */
 const SHARED = new Set(["src/secrets.ts", "src/errors.ts", "src/log.ts", "src/version.ts"]);
 /** Where a feature declares the interface of its state: types, and the errors an implementation throws. */
-const PORT = /(-repository\.ts|^src\/site\/downloads\/mirror\.ts|^src\/gateway\/limits\/limiter-store\.ts|^src\/site\/heartbeats\/heartbeat-limit-store\.ts|^src\/http\/admin-session-store\.ts)$/;
+const PORT = /(-repository\.ts|^src\/site\/downloads\/mirror\.ts|^src\/gateway\/limits\/limiter-store\.ts|^src\/site\/heartbeats\/heartbeat-limit-store\.ts|^src\/admin\/admin-session-store\.ts)$/;
 
 /** Modules of the pure core: values in, values out; no framework, no database, no network, no clock. */
 const PURE = [
@@ -131,6 +131,18 @@ describe("layout", () => {
 
   test("one import style: relative specifiers without the .ts extension", () => {
     const bad = graph.files.filter((f) => /from\s+["']\.{1,2}\/[^"']+\.ts["']/.test(graph.source.get(f)!));
+    expect(bad).toEqual([]);
+  });
+});
+
+describe("domain code at home", () => {
+  test("the CLI and the portal import nothing of the back office: rules they share with it live in their feature", () => {
+    const bad = graph.edges.filter((e) => /^src\/(cli|portal)\//.test(e.from) && e.to.startsWith("src/admin/"));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("no feature's port is kept in http/: it takes narrow interfaces, the ports live in their features", () => {
+    const bad = graph.files.filter((f) => f.startsWith("src/http/") && (/-(store|repository)\.ts$/.test(f) || PORT.test(f)));
     expect(bad).toEqual([]);
   });
 });

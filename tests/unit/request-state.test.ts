@@ -57,8 +57,8 @@ describe("request state", () => {
         return null;
       },
     };
-    const one = createWebState({ now: () => 0, adminAuth, adminSessions: store as never });
-    const two = createWebState({ now: () => 0, adminAuth, adminSessions: store as never });
+    const one = createWebState({ now: () => 0, adminAuth, sessions: store as never });
+    const two = createWebState({ now: () => 0, adminAuth, sessions: store as never });
     const request = new Request("http://gantry.test/admin", { headers: { cookie: "gantry_admin=abc" } });
     expect(await one.sessionOf(request)).toBeNull();
     expect(await one.sessionOf(request)).toBeNull();
