@@ -29,7 +29,7 @@ import { createWebState } from "./http/web-state";
 import { InMemoryAdminSessions } from "./admin/admin-sessions";
 import { siteRoutes } from "./site/routes";
 import { siteDocuments } from "./site/site-documents";
-import { corsOf } from "./site/cors";
+import { corsOf } from "./site/http/cors";
 import type { NativeApp, NativeRoute } from "./http/native-routes";
 
 function gatewayRoutes(deps: AppDeps) {

@@ -64,7 +64,7 @@ const PURE = [
   "src/site/downloads/download-headers.ts",
   "src/site/downloads/http-url.ts",
   "src/site/downloads/mirror-location.ts",
-  "src/site/query-params.ts",
+  "src/site/http/query-params.ts",
   "src/time-input.ts",
   "src/control-chars.ts",
 ];
@@ -139,6 +139,12 @@ describe("domain code at home", () => {
   test("the CLI and the portal import nothing of the back office: rules they share with it live in their feature", () => {
     const bad = graph.edges.filter((e) => /^src\/(cli|portal)\//.test(e.from) && e.to.startsWith("src/admin/"));
     expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("the root of site/ holds only what spans its features; everything else is in a feature folder or site/http/", () => {
+    const SITE_ROOT = ["src/site/routes.ts", "src/site/site-documents.ts", "src/site/engagement-services.ts", "src/site/storage-reserve.ts"];
+    const loose = graph.files.filter((f) => /^src\/site\/[^/]+\.ts$/.test(f) && !SITE_ROOT.includes(f));
+    expect(loose).toEqual([]);
   });
 
   test("no feature's port is kept in http/: it takes narrow interfaces, the ports live in their features", () => {

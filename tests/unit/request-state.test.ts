@@ -10,7 +10,7 @@ import { holdConnection, recordConnectionHold, releaseConnection } from "../../s
 import { requestIdOf } from "../../src/http/request-log";
 import { existingRequestState, requestState } from "../../src/http/request-state";
 import { createWebState } from "../../src/http/web-state";
-import { corsOf, keepCors } from "../../src/site/cors";
+import { corsOf, keepCors } from "../../src/site/http/cors";
 
 describe("request state", () => {
   test("every channel of a request is a field of its one state", () => {

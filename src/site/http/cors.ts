@@ -7,7 +7,7 @@
  * every reply says `Vary: Origin`, so a cache never gives one origin's copy to another. Pure: values in, headers out
  * (only the choice kept for a request goes to the request's state).
  */
-import { existingRequestState, requestState } from "../http/request-state";
+import { existingRequestState, requestState } from "../../http/request-state";
 
 /** Methods and request headers a page may use (the heartbeat's JSON body and id header, revalidation). */
 const ALLOW_METHODS = "GET, HEAD, POST, OPTIONS";
