@@ -26,9 +26,10 @@ import { openApiRoutes } from "./http/openapi";
 import { GATEWAY_DOCS } from "./http/openapi-contract";
 import { requestLog, UNMATCHED_ROUTE } from "./http/request-log";
 import { createWebState } from "./http/web-state";
+import { InMemoryAdminSessions } from "./admin/admin-sessions";
 import { siteRoutes } from "./site/routes";
 import { siteDocuments } from "./site/site-documents";
-import { corsOf } from "./site/cors";
+import { corsOf } from "./site/http/cors";
 import type { NativeApp, NativeRoute } from "./http/native-routes";
 
 function gatewayRoutes(deps: AppDeps) {
@@ -51,7 +52,7 @@ export function createApp(deps: AppDeps) {
 }
 
 export function createServing(deps: AppDeps) {
-  const web = createWebState(deps);
+  const web = createWebState({ now: deps.now, adminAuth: deps.adminAuth, sessions: deps.adminSessions ?? new InMemoryAdminSessions(deps.now) });
   const observed = requestLog(deps);
   const documents = siteDocuments(deps);
   let root: AnyElysia | null = null;

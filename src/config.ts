@@ -3,13 +3,12 @@
  * reads as a sentence that names the setting and what it accepts.
  * The names are a contract with operators (shared/OPERATOR.md); add freely, never rename.
  */
-import { NEVER_DROPPED_PARAMS } from "./gateway/upstream/unsupported-params";
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseIp, parseProxyRange } from "./http/ip-ranges";
-import { isPublicKeySetting } from "./site/releases/minisign";
+import { isPublicKeySetting } from "./minisign-key";
 import { redact, redactUrlCredentials, redactUrlPassword } from "./redact";
 
 type Kind = "string" | "int" | "number" | "bool" | "list" | "json";
@@ -43,6 +42,13 @@ const Prices = Type.Record(
 );
 
 /** The shape of a resolved configuration. Settings are checked one by one (see SETTINGS) so problems read as sentences. */
+/**
+ * What GANTRY_UPSTREAM_DROP_PARAMS may not name: what a request cannot do without. Part of the setting's rule, so it
+ * is kept here; the gateway reads it too (an upstream claiming not to support one of these is not answered by
+ * dropping it, gateway/upstream/unsupported-params.ts).
+ */
+export const NEVER_DROPPED_PARAMS: readonly string[] = ["model", "input", "stream", "store", "instructions", "tools", "tool_choice", "include"];
+
 export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
   port: PositiveInt({ maximum: 65535 }),

@@ -32,7 +32,7 @@ import { StorageReserve } from "./site/storage-reserve";
 import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
 import { upstreamIdentity } from "./gateway/upstream/refused-params-repository";
 import type { StoredResponseRepository } from "./gateway/responses/stored-response-repository";
-import type { AdminSessionStore } from "./http/admin-sessions";
+import type { AdminSessionStore } from "./admin/admin-session-store";
 import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
 import type { UsageLedger } from "./gateway/usage/ledger-repository";

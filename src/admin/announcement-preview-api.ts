@@ -11,7 +11,8 @@ import type { EngagementServices } from "../site/engagement-services";
 import { MAX_JSON_DEPTH, readJsonObject } from "../http/body";
 import { toAnnouncementView } from "../site/announcements/announcements";
 import { AnnouncementInput, announcementStatus, checkInput, resolveAnnouncement } from "../site/announcements/announcement-input";
-import type { Announcement, AnnouncementView, Surface } from "../site/types";
+import type { Announcement } from "../site/announcements/announcement-repository";
+import type { AnnouncementView, Surface } from "../site/announcements/announcement-types";
 
 const PreviewBody = t.Object(
   {

@@ -10,7 +10,7 @@ import {
   resolveAnnouncement,
   type AnnouncementAdminView,
 } from "../site/announcements/announcement-input";
-import type { LocaleText } from "../site/types";
+import type { LocaleText } from "../site/announcements/announcement-repository";
 import type { Group } from "./command";
 import { STORE_SETTINGS, UsageError, print, printJson, table, withStore } from "./common";
 

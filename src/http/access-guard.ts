@@ -20,7 +20,7 @@ import { Elysia } from "elysia";
 import type { Config } from "../config";
 import type { AdminAuth } from "./admin-auth";
 import { AppError, errorResponse, type ErrorCode } from "../errors";
-import { csrfMatches } from "./admin-sessions";
+import { csrfMatches } from "./csrf";
 import { clientAddress } from "./client-address";
 import { publicBaseUrl } from "./public-url";
 import { requestIdOf, type RecordRequest } from "./request-log";

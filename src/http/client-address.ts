@@ -5,32 +5,23 @@
  * the client). Tests that call app.handle() directly get "127.0.0.1".
  */
 import { isTrustedPeer, parseIp } from "./ip-ranges";
-
-/** Per request: how to ask the socket for its peer (asked only when something needs it), and the answers. */
-interface Peer {
-  lookup: () => string | undefined;
-  trusted: readonly string[];
-  peer?: string;
-  client?: string;
-}
-
-const peers = new WeakMap<Request, Peer>();
+import { existingRequestState, requestState } from "./request-state";
 
 /** Most requests never need their address (it is read on failed keys, by trusted-proxy rules, by throttles). */
 export function recordClientAddress(request: Request, lookup: () => string | undefined, trustedProxies: readonly string[] = []): void {
-  peers.set(request, { lookup, trusted: trustedProxies });
+  requestState(request).peer = { lookup, trusted: trustedProxies };
 }
 
 /** The socket's peer: a proxy, when there is one. */
 export function peerAddress(request: Request): string {
-  const p = peers.get(request);
+  const p = existingRequestState(request)?.peer;
   if (!p) return "127.0.0.1";
   return (p.peer ??= p.lookup() ?? "127.0.0.1");
 }
 
 /** The client as far as trusted proxies vouch for it: what per-client limits count. */
 export function clientAddress(request: Request): string {
-  const p = peers.get(request);
+  const p = existingRequestState(request)?.peer;
   if (!p) return "127.0.0.1";
   if (p.client === undefined) {
     const peer = peerAddress(request);

@@ -7,24 +7,19 @@
  * authenticated and admitted, and releases it when its reply ends.
  */
 
-export interface ConnectionHold {
-  /** No idle cut while the reply runs. */
-  hold(): void;
-  /** The idle cut again (the reply is over; the kept-alive connection waits for a next request). */
-  release(): void;
-}
+import { existingRequestState, requestState, type ConnectionHold } from "./request-state";
 
-const holds = new WeakMap<Request, ConnectionHold>();
+export type { ConnectionHold };
 
 /** The shell records how to hold each request's connection (the app sees no server). */
 export function recordConnectionHold(request: Request, hold: ConnectionHold): void {
-  holds.set(request, hold);
+  requestState(request).hold = hold;
 }
 
 export function holdConnection(request: Request): void {
-  holds.get(request)?.hold();
+  existingRequestState(request)?.hold?.hold();
 }
 
 export function releaseConnection(request: Request): void {
-  holds.get(request)?.release();
+  existingRequestState(request)?.hold?.release();
 }

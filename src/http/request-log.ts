@@ -14,6 +14,7 @@ import { Elysia } from "elysia";
 import type { Logger } from "../log";
 import type { Metrics } from "./metrics";
 import { requestIdFor } from "./request-id";
+import { existingRequestState, requestState } from "./request-state";
 
 export const UNMATCHED_ROUTE = "(unmatched)";
 
@@ -27,27 +28,15 @@ const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
 /** Methods outside this set share one label: a client could otherwise invent label values. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/**
- * What we keep per request, keyed by the Request object. Hooks take only the context fields they use: a hook
+/*
+ * Start and id live in the request's state (request-state.ts). Hooks take only the context fields they use: a hook
  * that hands the whole context to a function makes Elysia assume every route reads cookies, query, headers
  * and body, and parse them all on every request.
  */
-interface RequestState {
-  start: number;
-  requestId?: string;
-}
-
-const states = new WeakMap<Request, RequestState>();
-
-function stateOf(request: Request): RequestState {
-  let state = states.get(request);
-  if (!state) states.set(request, (state = { start: performance.now() }));
-  return state;
-}
 
 /** The request's id, made once: the caller's X-Request-Id when it looks like an id, else a new one. */
 export function requestIdOf(request: Request): string {
-  const state = stateOf(request);
+  const state = requestState(request);
   return (state.requestId ??= requestIdFor(request));
 }
 
@@ -90,7 +79,7 @@ export function requestLog(deps: { metrics?: Metrics; log: Logger }): { plugin: 
     deps.metrics?.httpRequest(route, method, status);
     const { level, quoted } = factsOf(route);
     if (level === null || !deps.log.enabled(level)) return;
-    const state = states.get(request);
+    const state = existingRequestState(request);
     const since = start ?? state?.start;
     // An id made here is not kept on the request: nothing reads it after its log line.
     const requestId = state?.requestId ?? requestIdFor(request);
@@ -102,7 +91,7 @@ export function requestLog(deps: { metrics?: Metrics; log: Logger }): { plugin: 
   };
   const plugin = new Elysia({ name: "request-log" })
     .onRequest(({ request }) => {
-      states.set(request, { start: performance.now() });
+      requestState(request).start = performance.now();
     })
     // After the handler, not after the response: Elysia runs afterResponse hooks in a setImmediate of their
     // own per request. Errors are recorded where they are rendered (app.ts), refusals by the access guard.

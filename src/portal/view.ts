@@ -2,7 +2,7 @@
  * What a key holder sees about their own key: its limits, allowed models, remaining quota, and its usage
  * today and over the last 30 days (UTC days, every day present). Never the hash, never another key. Pure.
  */
-import { keyView } from "../admin/key-input";
+import { keyView } from "../gateway/keys/key-input";
 import type { ApiKey, KeyUsageTotals } from "../gateway/keys/key-repository";
 import type { UsagePoint } from "../gateway/usage/ledger-repository";
 

@@ -1,13 +1,13 @@
 /** The public site API: releases and downloads, announcements and heartbeats. */
 import { Elysia } from "elysia";
-import { corsOf, isCorsPath, keepCors } from "./cors";
-import { engagementRoutes, type EngagementRoutesDeps } from "./engagement-routes";
-import { refuseRepeatedParams } from "./query-params";
+import { corsOf, isCorsPath, keepCors } from "./http/cors";
+import { heartbeatRoutes, type HeartbeatRoutesDeps } from "./heartbeats/heartbeat-routes";
+import { refuseRepeatedParams } from "./http/query-params";
 import { feedRoutes, type FeedRoutesDeps } from "./protocols/feed-routes";
 import { releaseRoutes, type ReleaseRoutesDeps } from "./releases/release-routes";
 import type { SiteDocuments } from "./site-documents";
 
-export type SiteDeps = ReleaseRoutesDeps & EngagementRoutesDeps & FeedRoutesDeps;
+export type SiteDeps = ReleaseRoutesDeps & HeartbeatRoutesDeps & FeedRoutesDeps;
 
 /** `documents`: the public documents (site-documents.ts), made once and also served by Bun's native route table. */
 export function siteRoutes(deps: SiteDeps, documents: SiteDocuments) {
@@ -25,5 +25,5 @@ export function siteRoutes(deps: SiteDeps, documents: SiteDocuments) {
     .options("/api/v1/*", preflight)
     .options("/update/latest.json", preflight);
   for (const doc of documents.routes) app.get(doc.path, ({ request }) => doc.get(request));
-  return app.use(releaseRoutes(deps)).use(engagementRoutes(deps)).use(feedRoutes(deps));
+  return app.use(releaseRoutes(deps)).use(heartbeatRoutes(deps)).use(feedRoutes(deps));
 }

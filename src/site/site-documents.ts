@@ -7,12 +7,12 @@
  */
 import { AppError } from "../errors";
 import { parseAnnouncementQuery } from "./announcements/announcements";
-import { SiteCors, keepCors } from "./cors";
-import { whenReady } from "./document-cache";
+import { SiteCors, keepCors } from "./http/cors";
+import { whenReady } from "./http/document-cache";
 import type { EngagementServices } from "./engagement-services";
-import { queryParams } from "./query-params";
+import { queryParams } from "./http/query-params";
 import { releaseDocuments, type DocumentRoute, type ReleaseDocumentsDeps } from "./releases/release-documents";
-import { documentReply } from "./revalidation";
+import { documentReply } from "./http/revalidation";
 
 export interface SiteDocument {
   /** The exact path, which is also the route template of the metrics and the log. */

@@ -1,6 +1,6 @@
 /** The AdminSessionStore suite against the in-process default. */
 import { expect, test } from "bun:test";
-import { InMemoryAdminSessions } from "../../src/http/admin-sessions";
+import { InMemoryAdminSessions } from "../../src/admin/admin-sessions";
 import { adminSessionsConformance } from "./admin-sessions.suite";
 
 adminSessionsConformance("in-process", async (now, options) => new InMemoryAdminSessions(now, options));

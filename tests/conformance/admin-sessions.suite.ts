@@ -3,7 +3,8 @@
  * idle and absolute expiry, sessions that end when the admin token is rotated, sign-out.
  */
 import { describe, expect, test } from "bun:test";
-import { csrfMatches, type AdminSessionStore, type SessionOptions } from "../../src/http/admin-sessions";
+import { csrfMatches } from "../../src/http/csrf";
+import type { AdminSessionStore, SessionOptions } from "../../src/admin/admin-session-store";
 
 export type MakeSessions = (now: () => number, options: Partial<SessionOptions>) => Promise<AdminSessionStore>;
 

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors";
 import { filterAnnouncements, normalizeLocale, parseAnnouncementQuery } from "../../src/site/announcements/announcements";
-import type { Announcement, AnnouncementQuery } from "../../src/site/types";
+import type { Announcement } from "../../src/site/announcements/announcement-repository";
+import type { AnnouncementQuery } from "../../src/site/announcements/announcement-types";
 import { compareVersions, isValidVersion } from "../../src/site/releases/versions";
 import { junkJson, runs, trickyString } from "./arbitraries";
 

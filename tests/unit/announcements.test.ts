@@ -10,7 +10,8 @@ import {
   parseAnnouncementQuery,
   pickLocaleText,
 } from "../../src/site/announcements/announcements";
-import type { Announcement, AnnouncementQuery } from "../../src/site/types";
+import type { Announcement } from "../../src/site/announcements/announcement-repository";
+import type { AnnouncementQuery } from "../../src/site/announcements/announcement-types";
 import { AppError } from "../../src/errors";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");

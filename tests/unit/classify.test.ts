@@ -10,7 +10,7 @@ import {
   normalizePlatform,
   pickWebZip,
 } from "../../src/site/releases/classify";
-import type { Asset } from "../../src/site/types";
+import type { Asset } from "../../src/site/releases/release-repository";
 
 describe("classifyAsset", () => {
   const table: Array<[string, string, string, string]> = [

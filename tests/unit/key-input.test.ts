@@ -1,6 +1,6 @@
 /** The shared key input rules: what the admin API and `gantry keys` refuse, and in which words. */
 import { describe, expect, test } from "bun:test";
-import { checkKeyInput, keyFieldsFrom, keyState, MAX_LIMIT, type KeyInput } from "../../src/admin/key-input";
+import { checkKeyInput, keyFieldsFrom, keyState, MAX_LIMIT, type KeyInput } from "../../src/gateway/keys/key-input";
 import { keyInputFromFlags } from "../../src/cli/keys";
 import { AppError } from "../../src/errors";
 import { parseZonedTime } from "../../src/time-input";

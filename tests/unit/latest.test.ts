@@ -9,7 +9,7 @@ import {
   rankReleases,
   type SiteContext,
 } from "../../src/site/releases/latest";
-import type { Asset, Release } from "../../src/site/types";
+import type { Asset, Release } from "../../src/site/releases/release-repository";
 import { AppError } from "../../src/errors";
 
 const HEX = "ab".repeat(32);

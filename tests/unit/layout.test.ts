@@ -16,7 +16,7 @@ const COMPOSITION = new Set(["src/deps.ts", "src/app.ts", "src/server.ts", "src/
 /** Modules every layer may use: they hold no state and know no feature. */
 const SHARED = new Set(["src/secrets.ts", "src/errors.ts", "src/log.ts", "src/version.ts"]);
 /** Where a feature declares the interface of its state: types, and the errors an implementation throws. */
-const PORT = /(-repository\.ts|^src\/site\/downloads\/mirror\.ts|^src\/gateway\/limits\/limiter-store\.ts|^src\/site\/heartbeats\/heartbeat-limit-store\.ts|^src\/http\/admin-session-store\.ts)$/;
+const PORT = /(-repository\.ts|^src\/site\/downloads\/mirror\.ts|^src\/gateway\/limits\/limiter-store\.ts|^src\/site\/heartbeats\/heartbeat-limit-store\.ts|^src\/admin\/admin-session-store\.ts)$/;
 
 /** Modules of the pure core: values in, values out; no framework, no database, no network, no clock. */
 const PURE = [
@@ -64,7 +64,7 @@ const PURE = [
   "src/site/downloads/download-headers.ts",
   "src/site/downloads/http-url.ts",
   "src/site/downloads/mirror-location.ts",
-  "src/site/query-params.ts",
+  "src/site/http/query-params.ts",
   "src/time-input.ts",
   "src/control-chars.ts",
 ];
@@ -164,5 +164,45 @@ describe("layout: state seams and backends", () => {
     const name = (f: string) => BACKEND.exec(f)?.[1];
     const bad = graph.edges.filter((e) => name(e.from) && name(e.to) && name(e.from) !== name(e.to) && name(e.to) !== "files");
     expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+});
+
+describe("domain code at home", () => {
+  test("the CLI and the portal import nothing of the back office: rules they share with it live in their feature", () => {
+    const bad = graph.edges.filter((e) => /^src\/(cli|portal)\//.test(e.from) && e.to.startsWith("src/admin/"));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("the root of site/ holds only what spans its features; everything else is in a feature folder or site/http/", () => {
+    const SITE_ROOT = ["src/site/routes.ts", "src/site/site-documents.ts", "src/site/engagement-services.ts", "src/site/storage-reserve.ts"];
+    const loose = graph.files.filter((f) => /^src\/site\/[^/]+\.ts$/.test(f) && !SITE_ROOT.includes(f));
+    expect(loose).toEqual([]);
+  });
+
+  test("no feature's port is kept in http/: it takes narrow interfaces, the ports live in their features", () => {
+    const bad = graph.files.filter((f) => f.startsWith("src/http/") && (/-(store|repository)\.ts$/.test(f) || PORT.test(f)));
+    expect(bad).toEqual([]);
+  });
+});
+
+/** Modules every layer builds on: the settings, the error table, the logger. They import no feature, no state
+ *  backend and not the composition root, so any feature (and any test) can load them alone. */
+const LEAVES = ["src/config.ts", "src/errors.ts", "src/log.ts"];
+
+describe("leaves", () => {
+  test("config.ts, errors.ts and log.ts import no feature, no store and not the composition root", () => {
+    const bad = graph.edges.filter((e) => LEAVES.includes(e.from) && (FEATURES.test(e.to) || e.to.startsWith("src/store/") || COMPOSITION.has(e.to)));
+    expect(bad.map((e) => `${e.from} -> ${e.to}${e.typeOnly ? " (type)" : ""}`)).toEqual([]);
+  });
+});
+
+describe("request state", () => {
+  test("what is kept per request lives in http/request-state.ts: no other WeakMap keyed by Request, no symbol on a Request", () => {
+    const bad = graph.files.filter((f) => {
+      if (f === "src/http/request-state.ts") return false;
+      const text = graph.source.get(f)!;
+      return /new WeakMap<\s*Request\b/.test(text) || /as unknown as Record<symbol/.test(text);
+    });
+    expect(bad).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MinisignError, parsePublicKeySetting, parseSignature, signatureForDocument, verifySignature } from "../../src/site/releases/minisign";
+import { MinisignError, parsePublicKeySetting } from "../../src/minisign-key";
+import { parseSignature, signatureForDocument, verifySignature } from "../../src/site/releases/minisign";
 import { minisignKeys, minisignSign } from "../support/minisign";
 import { tempDirs } from "../support/temp-dirs";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { documentEtag, documentReply, ifNoneMatchHits, revalidatedJson } from "../../src/site/revalidation";
-import { keepCors } from "../../src/site/cors";
+import { documentEtag, documentReply, ifNoneMatchHits, revalidatedJson } from "../../src/site/http/revalidation";
+import { keepCors } from "../../src/site/http/cors";
 
 describe("document revalidation", () => {
   test("strong ETag over the exact body", () => {

@@ -14,7 +14,7 @@ import { buildAppcast, sparkleArch, sparkleArchive } from "../../src/site/protoc
 import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "../../src/site/protocols/squirrel/squirrel-mac";
 import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "../../src/site/protocols/squirrel/squirrel-windows";
 import { buildTauriStatic, buildTauriUpdate, bundleTypeOf, parseTauriRequest, tauriBundle } from "../../src/site/protocols/tauri/tauri-feed";
-import type { Asset, Release } from "../../src/site/types";
+import type { Asset, Release } from "../../src/site/releases/release-repository";
 
 let nextId = 1;
 function asset(name: string, over: Partial<Asset> = {}): Asset {

@@ -5,11 +5,12 @@
  * model, in memory and in the store, so the next calls, after a restart too, go without it from the start.
  * Operators can name parameters to drop always (GANTRY_UPSTREAM_DROP_PARAMS).
  */
+import { NEVER_DROPPED_PARAMS } from "../../config";
 import { isAppError } from "../../errors";
 import type { RefusedParamRepository } from "./refused-params-repository";
 
-/** What a request cannot do without: an upstream claiming not to support these is not answered by dropping them. */
-export const NEVER_DROPPED_PARAMS: readonly string[] = ["model", "input", "stream", "store", "instructions", "tools", "tool_choice", "include"];
+/** What a request cannot do without (the list the setting's rule holds): an upstream claiming not to support these is
+ *  not answered by dropping them. */
 const NEVER_DROPPED = new Set(NEVER_DROPPED_PARAMS);
 
 /** The parameter an upstream 400 says it does not support, or null (FastAPI and OpenAI wordings). */

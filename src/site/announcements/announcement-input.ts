@@ -9,7 +9,7 @@ import { Type as t, type Static, type TSchema } from "@sinclair/typebox";
 import { firstControl } from "../../control-chars";
 import { AppError } from "../../errors";
 import { normalizeLocale } from "./announcements";
-import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../types";
+import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "./announcement-repository";
 import { compareParsed, normalizeVersion, parseVersion } from "../releases/versions";
 import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../../time-input";
 

@@ -6,10 +6,10 @@
 import { AppError } from "../../errors";
 import type { ChangeFeed } from "../../state/change-feed";
 import { buildAnnouncementDocument, nextVisibilityChange } from "./announcements";
-import { DocumentCache, type RenderedDocument } from "../document-cache";
+import { DocumentCache, type RenderedDocument } from "../http/document-cache";
 import { reshowKey, resolveAnnouncement, type AnnouncementInput } from "./announcement-input";
 import type { AnnouncementRepository, StoredAnnouncement } from "./announcement-repository";
-import type { AnnouncementDocument, AnnouncementQuery } from "../types";
+import type { AnnouncementDocument, AnnouncementQuery } from "./announcement-types";
 
 /**
  * 8 random bytes in hex: opaque to clients, practically never equal to an earlier key, and safe on a command

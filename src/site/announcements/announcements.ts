@@ -3,16 +3,10 @@
  * display window, locale texts and order. Pure: the route passes stored items and `now`.
  */
 import { AppError } from "../../errors";
-import type {
-  Announcement,
-  AnnouncementDocument,
-  AnnouncementQuery,
-  AnnouncementView,
-  LocaleText,
-  Surface,
-} from "../types";
+import type { Announcement, LocaleText } from "./announcement-repository";
+import type { AnnouncementDocument, AnnouncementQuery, AnnouncementView, Surface } from "./announcement-types";
 import { compareParsed, normalizeVersion, parseVersion, type ParsedVersion } from "../releases/versions";
-import { readParam } from "../query-params";
+import { readParam } from "../http/query-params";
 
 const MAX_APP_LENGTH = 128;
 

@@ -10,7 +10,7 @@ import { serveFromUpstream } from "./download-proxy";
 import type { PullThrough } from "./download-pull-through";
 import { serveFromMirror } from "./download-serve";
 import { contentDisposition, contentTypeFor } from "./download-headers";
-import { downloadNotModified } from "../revalidation";
+import { downloadNotModified } from "./download-revalidation";
 import { DownloadTokenSigner, TOKEN_REASON_TEXT, isWellFormedToken, judgeToken } from "./download-tokens";
 import { MintLimit } from "./mint-limit";
 import type { MetaRepository } from "../../state/meta-repository";

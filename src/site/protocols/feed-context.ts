@@ -6,13 +6,13 @@
 import type { Config } from "../../config";
 import { AppError, errorResponse } from "../../errors";
 import type { ChangeFeed } from "../../state/change-feed";
-import { corsOf } from "../cors";
-import { DocumentCache, type RenderedDocument } from "../document-cache";
-import { renderVariants, type RenderedVariants, type ReportedVersion } from "../document-variants";
+import { corsOf } from "../http/cors";
+import { DocumentCache, type RenderedDocument } from "../http/document-cache";
+import { renderVariants, type RenderedVariants, type ReportedVersion } from "../releases/document-variants";
 import type { ClientRepository } from "../heartbeats/client-repository";
 import type { ReleaseServices } from "../releases/release-services";
-import { DOCUMENT_CACHE_CONTROL } from "../revalidation";
-import type { Release } from "../types";
+import { DOCUMENT_CACHE_CONTROL } from "../http/revalidation";
+import type { Release } from "../releases/release-repository";
 import type { OfferPlan } from "./offer";
 import type { UpdateCheckDeps } from "./update-check";
 

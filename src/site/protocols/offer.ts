@@ -8,7 +8,7 @@
  * The releases come from ReleaseServices.offered, so the signature gating of signed-offer.ts holds as well.
  */
 import { chooseVariant, planOver, rankReleases } from "../releases/latest";
-import type { Release } from "../types";
+import type { Release } from "../releases/release-repository";
 
 export interface Offer<T> {
   release: Release;

@@ -4,9 +4,10 @@
  */
 import { AppError } from "../../errors";
 import { assetSource, markRecommended, normalizeArch, normalizeFileType, normalizePlatform, pickWebZip } from "./classify";
-import type { Arch, Asset, AssetSource, AssetWithRecommendation, LatestQuery, Platform, Release } from "../types";
+import type { Arch, Asset, AssetSource, Platform, Release } from "./release-repository";
+import type { AssetWithRecommendation, LatestQuery } from "./release-types";
 import { compareVersions, isPrerelease, isValidVersion, normalizeVersion } from "./versions";
-import { readParam } from "../query-params";
+import { readParam } from "../http/query-params";
 import { isFullyRolledOut, rolloutOffers } from "./rollout";
 
 export interface SiteContext {

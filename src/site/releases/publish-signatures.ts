@@ -6,7 +6,8 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { AppError } from "../../errors";
-import { MinisignError, parseSignature, verifySignature, type MinisignPublicKey } from "./minisign";
+import { MinisignError, type MinisignPublicKey } from "../../minisign-key";
+import { parseSignature, verifySignature } from "./minisign";
 
 const SIGNATURE_SUFFIXES = [".minisig", ".sig"] as const;
 

@@ -13,7 +13,7 @@
  */
 import { statSync } from "node:fs";
 import { basename } from "node:path";
-import type { MinisignPublicKey } from "./minisign";
+import type { MinisignPublicKey } from "../../minisign-key";
 import { readSignatureBeside, signatureToKeep, signaturesOf } from "./publish-signatures";
 import { AppError } from "../../errors";
 import { NO_DIGESTS, storedFields } from "./asset-digests";
@@ -22,7 +22,7 @@ import { sanitizeFileName } from "../downloads/download-headers";
 import { isHttpUrl } from "../downloads/http-url";
 import type { Mirror, MirrorObject } from "../downloads/mirror";
 import type { AssetFields, AssetRecord, ReleaseChanges, ReleasePut, ReleaseRecord, ReleaseRepository } from "./release-repository";
-import type { Arch, Platform } from "../types";
+import type { Arch, Platform } from "./release-repository";
 import { isValidVersion } from "./versions";
 import { isRolloutPercent } from "./rollout";
 

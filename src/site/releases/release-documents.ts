@@ -9,15 +9,15 @@ import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
 import { buildLatestDocument, buildLegacyManifestOf, isFilteredQuery, parseLatestQuery, planLatest, planLegacyManifest } from "./latest";
 import { rolloutClientId } from "./rollout";
-import { readParam } from "../query-params";
-import { DOCUMENT_CACHE_CONTROL, documentReply } from "../revalidation";
-import { corsOf } from "../cors";
-import { DocumentCache, whenReady, type RenderedDocument } from "../document-cache";
-import { pickRendered, renderVariants, variantReply, type RenderedVariants, type ReportedVersion } from "../document-variants";
+import { readParam } from "../http/query-params";
+import { DOCUMENT_CACHE_CONTROL, documentReply } from "../http/revalidation";
+import { corsOf } from "../http/cors";
+import { DocumentCache, whenReady, type RenderedDocument } from "../http/document-cache";
+import { pickRendered, renderVariants, variantReply, type RenderedVariants, type ReportedVersion } from "./document-variants";
 import { HEARTBEAT_INTERVAL_SECONDS, ONLINE_WINDOW_SECONDS } from "../heartbeats/heartbeat-input";
 import type { ReleaseServices } from "./release-services";
 import type { ClientRepository } from "../heartbeats/client-repository";
-import type { LatestQuery } from "../types";
+import type { LatestQuery } from "./release-types";
 
 export interface ReleaseDocumentsDeps {
   /** Public URL and trusted proxies: the links in documents point where the client reached us. */

@@ -7,7 +7,7 @@ import type { Config } from "../../config";
 import { AppError, errorResponse } from "../../errors";
 import { publicBaseUrl } from "../../http/public-url";
 import { clientAddress } from "../../http/client-address";
-import { corsOf } from "../cors";
+import { corsOf } from "../http/cors";
 import type { ReleaseServices } from "./release-services";
 
 export interface ReleaseRoutesDeps {

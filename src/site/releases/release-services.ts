@@ -8,7 +8,7 @@ import { DownloadService } from "../downloads/download-service";
 import { guardedFetch } from "../downloads/fetch-guard";
 import type { Mirror } from "../downloads/mirror";
 import { backfillUpdaterDigests } from "./asset-digests";
-import { parsePublicKeySetting } from "./minisign";
+import { parsePublicKeySetting } from "../../minisign-key";
 import { ReleaseCatalog } from "./release-catalog";
 import type { ReleaseRecord, ReleaseRepository } from "./release-repository";
 import { offeredReleases } from "./signed-offer";

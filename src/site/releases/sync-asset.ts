@@ -8,7 +8,7 @@
 import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
 import type { Mirror, MirrorObject } from "../downloads/mirror";
 import { updaterDigestsOf } from "./asset-digests";
-import type { MinisignPublicKey } from "./minisign";
+import type { MinisignPublicKey } from "../../minisign-key";
 import type { AssetRecord } from "./release-repository";
 import { credentials, type GitHubSource } from "./sync-github";
 import { SignatureRefused, carriedSignature, fetchSignature, precheckSignature, signatureAddress, verifiedSignature } from "./sync-signature";

@@ -24,7 +24,7 @@ import { DownloadFetchError } from "../downloads/download-fetch";
 import { isHttpUrl } from "../downloads/http-url";
 import { MirrorWriteError, type Mirror, type MirrorObject } from "../downloads/mirror";
 import { storedFields } from "./asset-digests";
-import type { MinisignPublicKey } from "./minisign";
+import type { MinisignPublicKey } from "../../minisign-key";
 import type { AssetRecord, AssetSource, ReleaseRepository } from "./release-repository";
 import { servedMeanwhile } from "./signed-offer";
 import { mirrorAsset } from "./sync-asset";

@@ -6,7 +6,8 @@
  * as publish does (publish-signatures.ts).
  */
 import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
-import { MinisignError, keyIdHex, parseSignature, verifySignature, type MinisignPublicKey } from "./minisign";
+import { MinisignError, keyIdHex, type MinisignPublicKey } from "../../minisign-key";
+import { parseSignature, verifySignature } from "./minisign";
 import type { AssetRecord } from "./release-repository";
 import { credentials, type GitHubSource } from "./sync-github";
 

@@ -6,7 +6,7 @@
  * Plain GET/SET/DEL on a client of its own: no MULTI on a shared connection.
  */
 import { RedisClient } from "bun";
-import { DEFAULT_SESSIONS, type AdminSession, type AdminSessionStore, type SessionOptions } from "../../http/admin-session-store";
+import { DEFAULT_SESSIONS, type AdminSession, type AdminSessionStore, type SessionOptions } from "../../admin/admin-session-store";
 import { randomToken, sha256Hex } from "../../secrets";
 
 const PREFIX = "gantry:session:";

@@ -13,7 +13,7 @@
  * - A version with four parts has no SemVer spelling: that release is passed over (semver.ts).
  */
 import { assetSource } from "../../releases/classify";
-import type { Arch, Asset, Release } from "../../types";
+import type { Arch, Asset, Release } from "../../releases/release-repository";
 import { strictSemver } from "../semver";
 import { updateFileUrl } from "../update-files";
 

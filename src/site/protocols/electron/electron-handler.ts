@@ -3,11 +3,11 @@
  * per release generation and base URL, one picked per request by the `x-user-staging-id` the client sends.
  */
 import { publicBaseUrl } from "../../../http/public-url";
-import { renderText, whenReady, type RenderedDocument } from "../../document-cache";
-import { pickRendered, type RenderedVariants } from "../../document-variants";
+import { renderText, whenReady, type RenderedDocument } from "../../http/document-cache";
+import { pickRendered, type RenderedVariants } from "../../releases/document-variants";
 import { isPausedRollout, rolloutClientId } from "../../releases/rollout";
-import { documentReply } from "../../revalidation";
-import type { Asset } from "../../types";
+import { documentReply } from "../../http/revalidation";
+import type { Asset } from "../../releases/release-repository";
 import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
 import { planOffer, type OfferPlan } from "../offer";
 import { countUpdateCheck } from "../update-check";

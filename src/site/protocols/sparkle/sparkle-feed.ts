@@ -15,7 +15,7 @@
  */
 import { assetSource } from "../../releases/classify";
 import { normalizeVersion } from "../../releases/versions";
-import type { Arch, Asset, Release } from "../../types";
+import type { Arch, Asset, Release } from "../../releases/release-repository";
 import { updateFileUrl } from "../update-files";
 
 const ARCHIVE_ORDER = ["zip", "dmg", "tar.gz", "tar.xz", "tar.bz2", "pkg"];

@@ -6,11 +6,11 @@
  */
 import { AppError } from "../../../errors";
 import { publicBaseUrl } from "../../../http/public-url";
-import { renderText, whenReady, type RenderedDocument } from "../../document-cache";
-import { pickRendered } from "../../document-variants";
-import { readParam } from "../../query-params";
+import { renderText, whenReady, type RenderedDocument } from "../../http/document-cache";
+import { pickRendered } from "../../releases/document-variants";
+import { readParam } from "../../http/query-params";
 import { rolloutClientId } from "../../releases/rollout";
-import { documentReply } from "../../revalidation";
+import { documentReply } from "../../http/revalidation";
 import { renderOffers, type FeedContext } from "../feed-context";
 import { planOffer } from "../offer";
 import { countUpdateCheck } from "../update-check";

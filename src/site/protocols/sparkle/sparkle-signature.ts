@@ -3,7 +3,8 @@
  * signature of the legacy kind (`Ed`) is exactly that (its 64 signature bytes); a prehashed one (`ED`, minisign's
  * default) signs a BLAKE2b hash of the file instead, which Sparkle cannot check, so it gives none.
  */
-import { MinisignError, parseSignature } from "../../releases/minisign";
+import { MinisignError } from "../../../minisign-key";
+import { parseSignature } from "../../releases/minisign";
 
 export function edSignatureOf(signature: string | null | undefined): string | null {
   if (!signature) return null;

@@ -6,12 +6,12 @@
  * `localVersion`) decides a paused rollout, and the check counts the id as online with that version.
  */
 import { publicBaseUrl } from "../../../http/public-url";
-import { renderText, whenReady, type RenderedDocument } from "../../document-cache";
-import { pickRendered } from "../../document-variants";
-import { readParam } from "../../query-params";
+import { renderText, whenReady, type RenderedDocument } from "../../http/document-cache";
+import { pickRendered } from "../../releases/document-variants";
+import { readParam } from "../../http/query-params";
 import { rolloutClientId } from "../../releases/rollout";
 import { isValidVersion } from "../../releases/versions";
-import { documentReply } from "../../revalidation";
+import { documentReply } from "../../http/revalidation";
 import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
 import { planOffer } from "../offer";
 import { countUpdateCheck } from "../update-check";

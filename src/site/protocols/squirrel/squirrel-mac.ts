@@ -10,7 +10,7 @@
 import { AppError } from "../../../errors";
 import { assetSource, normalizeArch } from "../../releases/classify";
 import { isValidVersion, normalizeVersion } from "../../releases/versions";
-import type { Arch, Asset, Release } from "../../types";
+import type { Arch, Asset, Release } from "../../releases/release-repository";
 import { updateFileUrl } from "../update-files";
 
 export interface SquirrelMacRequest {

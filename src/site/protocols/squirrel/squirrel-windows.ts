@@ -11,7 +11,7 @@
  */
 import { AppError } from "../../../errors";
 import { assetSource, normalizeArch, nupkgKind } from "../../releases/classify";
-import type { Arch, Asset, Release } from "../../types";
+import type { Arch, Asset, Release } from "../../releases/release-repository";
 import { updateFileUrl } from "../update-files";
 
 export function parseSquirrelWindowsArch(arch: string): Arch {

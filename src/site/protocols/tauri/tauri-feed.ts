@@ -15,7 +15,7 @@
  */
 import { AppError } from "../../../errors";
 import { assetSource, innerFileType } from "../../releases/classify";
-import type { Arch, Asset, Platform, Release } from "../../types";
+import type { Arch, Asset, Platform, Release } from "../../releases/release-repository";
 import { isValidVersion } from "../../releases/versions";
 import { strictSemver } from "../semver";
 import { updateFileUrl } from "../update-files";

@@ -5,10 +5,10 @@
  * counts it as online; the dynamic endpoint's current version is what decides a paused rollout for it.
  */
 import { publicBaseUrl } from "../../../http/public-url";
-import { renderDocument, whenReady, type RenderedDocument } from "../../document-cache";
-import { pickRendered } from "../../document-variants";
+import { renderDocument, whenReady, type RenderedDocument } from "../../http/document-cache";
+import { pickRendered } from "../../releases/document-variants";
 import { rolloutClientId } from "../../releases/rollout";
-import { documentReply } from "../../revalidation";
+import { documentReply } from "../../http/revalidation";
 import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
 import { planOffer } from "../offer";
 import { countUpdateCheck } from "../update-check";

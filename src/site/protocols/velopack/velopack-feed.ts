@@ -13,7 +13,7 @@
  */
 import { assetSource, nupkgKind } from "../../releases/classify";
 import { normalizeVersion } from "../../releases/versions";
-import type { Asset, Release } from "../../types";
+import type { Asset, Release } from "../../releases/release-repository";
 import { strictSemver } from "../semver";
 
 const CHANNEL_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

@@ -8,13 +8,13 @@
 import { AppError } from "../../../errors";
 import { clientAddress } from "../../../http/client-address";
 import { publicBaseUrl } from "../../../http/public-url";
-import { corsOf } from "../../cors";
-import { renderDocument, whenReady, type RenderedDocument } from "../../document-cache";
-import { pickRendered } from "../../document-variants";
-import { readParam } from "../../query-params";
+import { corsOf } from "../../http/cors";
+import { renderDocument, whenReady, type RenderedDocument } from "../../http/document-cache";
+import { pickRendered } from "../../releases/document-variants";
+import { readParam } from "../../http/query-params";
 import { rolloutClientId } from "../../releases/rollout";
 import { isValidVersion } from "../../releases/versions";
-import { documentReply } from "../../revalidation";
+import { documentReply } from "../../http/revalidation";
 import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
 import { planOffer } from "../offer";
 import { countUpdateCheck } from "../update-check";

@@ -9,16 +9,10 @@
  * `AdminSessionStore` (admin-session-store.ts) is the seam; `InMemoryAdminSessions` the embedded default, and
  * store/redis/admin-sessions.ts the one several instances share.
  */
-import { hashesEqual, randomToken, sha256Hex } from "../secrets";
+import { randomToken, sha256Hex } from "../secrets";
 import { DEFAULT_SESSIONS, type AdminSession, type AdminSessionStore, type SessionOptions } from "./admin-session-store";
 
 export { DEFAULT_SESSIONS, type AdminSession, type AdminSessionStore, type SessionOptions } from "./admin-session-store";
-
-/** Constant-time comparison of a presented CSRF token with the session's. */
-export function csrfMatches(session: AdminSession, presented: string | null): boolean {
-  if (!presented || presented.length > 100) return false;
-  return hashesEqual(sha256Hex(presented), sha256Hex(session.csrf));
-}
 
 export class InMemoryAdminSessions implements AdminSessionStore {
   private readonly sessions = new Map<string, AdminSession>();

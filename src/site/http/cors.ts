@@ -4,8 +4,10 @@
  *
  * Every origin by default: a constant `Access-Control-Allow-Origin: *` (no credentials are ever involved, and a
  * shared cache may hand the same copy to any page). With GANTRY_CORS_ORIGINS set, a listed Origin is echoed and
- * every reply says `Vary: Origin`, so a cache never gives one origin's copy to another. Pure: values in, headers out.
+ * every reply says `Vary: Origin`, so a cache never gives one origin's copy to another. Pure: values in, headers out
+ * (only the choice kept for a request goes to the request's state).
  */
+import { existingRequestState, requestState } from "../../http/request-state";
 
 /** Methods and request headers a page may use (the heartbeat's JSON body and id header, revalidation). */
 const ALLOW_METHODS = "GET, HEAD, POST, OPTIONS";
@@ -77,16 +79,14 @@ export class SiteCors {
 }
 
 /**
- * The CORS headers chosen for a request, kept on the request itself: each site reply adds them where it is built
+ * The CORS headers chosen for a request, kept in the request's state: each site reply adds them where it is built
  * (revalidation.ts for the documents, the heartbeat route, the app's error handler), at the cost of a spread.
  */
-const CORS_OF_REQUEST = Symbol("site-cors");
-
 export function keepCors(request: Request, headers: Readonly<Record<string, string>>): void {
-  (request as unknown as Record<symbol, unknown>)[CORS_OF_REQUEST] = headers;
+  requestState(request).cors = headers;
 }
 
 /** The headers `keepCors` kept for this request; undefined off the CORS paths. */
 export function corsOf(request: Request): Readonly<Record<string, string>> | undefined {
-  return (request as unknown as Record<symbol, Readonly<Record<string, string>> | undefined>)[CORS_OF_REQUEST];
+  return existingRequestState(request)?.cors;
 }

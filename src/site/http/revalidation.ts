@@ -1,13 +1,12 @@
 /**
- * Revalidation of the site's documents (/api/v1/latest, /update/latest.json, /api/v1/announcements), and of
- * /dl/ downloads by their SHA-256 ETag (`downloadNotModified`). Documents get
+ * Revalidation of the site's documents (/api/v1/latest, /update/latest.json, /api/v1/announcements); the same
+ * If-None-Match rule serves /dl/ downloads (downloads/download-revalidation.ts). Documents get
  * `Cache-Control: no-cache` (caches may store a reply but must ask us before using it), a strong ETag over the
  * exact body, 304 on a matching If-None-Match, 412 on an If-Match that does not match, and a Date (http-date.ts).
  */
-import { AppError, errorResponse } from "../errors";
-import { httpDate } from "../http/http-date";
+import { AppError, errorResponse } from "../../errors";
+import { httpDate } from "../../http/http-date";
 import { corsOf } from "./cors";
-import { downloadEtag } from "./downloads/download-headers";
 
 /** Every cache must ask us before reusing a copy, so no client keeps an old version (spec). */
 export const DOCUMENT_CACHE_CONTROL = "no-cache";
@@ -118,15 +117,4 @@ export function documentReply(request: Request, doc: { body: string; etag: strin
   }
   if (ifNoneMatchHits(request.headers.get("if-none-match"), doc.etag)) return new Response(null, { status: 304, headers: h.notModified });
   return new Response(doc.body, { headers: h.ok });
-}
-
-/**
- * 304 for a download the client already holds (If-None-Match names the SHA-256 ETag, weakly compared as for
- * the documents), else null. Decided before the token is spent or a download counted: revalidating is not
- * downloading. An asset whose digest is not known yet has no ETag and never matches.
- */
-export function downloadNotModified(request: Request, sha256: string): Response | null {
-  const etag = downloadEtag(sha256);
-  if (etag === null || !ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return null;
-  return new Response(null, { status: 304, headers: { etag, "cache-control": "private, no-store" } });
 }

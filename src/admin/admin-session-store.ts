@@ -1,6 +1,6 @@
 /**
  * The port of back-office sessions: what a session is and what a store of them must do (promises, so a shared
- * store can hold the sessions of several instances). Implementations: http/admin-sessions.ts (in process),
+ * store can hold the sessions of several instances). Implementations: admin/admin-sessions.ts (in process),
  * store/redis/admin-sessions.ts (Redis).
  */
 export interface AdminSession {

@@ -4,9 +4,9 @@
  * (document-cache.ts); with no rollout in progress (`staged` empty) no client is looked at. Shared by /api/v1/latest,
  * the legacy manifest and the updater feeds, so every protocol offers a client the same release.
  */
-import { renderDocument, type RenderedDocument } from "./document-cache";
-import { documentReply } from "./revalidation";
-import { inRolloutGroup, isPausedRollout, rolloutOffers, type RolloutState } from "./releases/rollout";
+import { renderDocument, type RenderedDocument } from "../http/document-cache";
+import { documentReply } from "../http/revalidation";
+import { inRolloutGroup, isPausedRollout, rolloutOffers, type RolloutState } from "./rollout";
 
 export interface RenderedVariants {
   base: RenderedDocument;

@@ -3,18 +3,18 @@
  * writes in the engagement services. GET /api/v1/announcements is a site document (site-documents.ts).
  */
 import { Elysia } from "elysia";
-import { corsOf } from "./cors";
-import type { EngagementServices } from "./engagement-services";
-import { readJsonObject } from "../http/body";
-import { clientAddress } from "../http/client-address";
-import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeats/heartbeat-input";
+import { corsOf } from "../http/cors";
+import type { EngagementServices } from "../engagement-services";
+import { readJsonObject } from "../../http/body";
+import { clientAddress } from "../../http/client-address";
+import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeat-input";
 
-export interface EngagementRoutesDeps {
+export interface HeartbeatRoutesDeps {
   engagement: Pick<EngagementServices, "heartbeats" | "heartbeatGate">;
   now: () => number;
 }
 
-export function engagementRoutes(deps: EngagementRoutesDeps) {
+export function heartbeatRoutes(deps: HeartbeatRoutesDeps) {
   const { heartbeats, heartbeatGate } = deps.engagement;
   const reply = JSON.stringify(heartbeatReply());
   return new Elysia({ name: "site-engagement" })

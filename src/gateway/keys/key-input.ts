@@ -1,13 +1,13 @@
 /**
- * The one schema of key fields that the admin API and the CLI share, and the view of a key they both show.
+ * The rules of a key's fields (the one schema the admin API and the CLI share), and the view of a key they both show.
  * A secret or hash never appears in a view.
  */
 import { Value } from "@sinclair/typebox/value";
 import { Type as t, type Static } from "@sinclair/typebox";
-import { CONTROL_CLASS, firstControl } from "../control-chars";
-import { AppError } from "../errors";
-import type { ApiKey, KeyFields, KeyUsageTotals } from "../gateway/keys/key-repository";
-import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../time-input";
+import { CONTROL_CLASS, firstControl } from "../../control-chars";
+import { AppError } from "../../errors";
+import type { ApiKey, KeyFields, KeyUsageTotals } from "./key-repository";
+import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../../time-input";
 
 /** Counts are kept exact: no integer a double cannot hold. */
 export const MAX_LIMIT = Number.MAX_SAFE_INTEGER;
