@@ -11,7 +11,7 @@ import { createDeps } from "../../src/deps";
 import { silentLogger } from "../../src/log";
 import { MirrorMismatchError } from "../../src/site/downloads/mirror-record";
 import { MIRROR_RECORD_KEY, parseMirrorLocation } from "../../src/site/downloads/mirror-location";
-import { BUN, MAIN, ROOT, freePort } from "../reliability/serve-process";
+import { refusedStart } from "../reliability/serve-process";
 import { freshDatabase, postgresUnavailable } from "../support/postgres";
 import { s3Server, s3Unavailable, type S3Server } from "../support/s3";
 import { tempDirs } from "../support/temp-dirs";
@@ -19,19 +19,10 @@ import { SQL } from "bun";
 
 const unavailable = postgresUnavailable() ?? s3Unavailable();
 
-/** `gantry serve` on these settings, which must refuse to start: its exit code and output. Killed after 60 s if it starts. */
+/** `gantry serve` on these settings, which must refuse to start: its exit code and output. */
 async function refusedServe(dataDir: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const proc = Bun.spawn([BUN, MAIN, "serve", "--host", "127.0.0.1", "--port", String(freePort()), "--data-dir", dataDir], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    timeout: 60_000,
-  });
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  await proc.exited;
-  return { code: proc.signalCode ? null : proc.exitCode, output: out + err };
+  const r = await refusedStart(dataDir, env);
+  return { code: r.code, output: r.stdout + r.stderr };
 }
 
 if (unavailable) {

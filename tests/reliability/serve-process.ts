@@ -124,6 +124,30 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
 
 /** Runs a one-shot gantry command (e.g. `keys create`) and returns its stdout; throws on a non-zero exit. */
 /** `gantry ARGS` with only these settings in its environment: its exit code, stdout and stderr. */
+/** What a `gantry serve` that must not start did: its exit code (null when killed), how long it took, its output. */
+export interface Refusal {
+  code: number | null;
+  ms: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `gantry serve` on a data dir with these settings only, expected to refuse to start; killed after 60 s if it starts. */
+export async function refusedStart(dataDir: string, env: Record<string, string>): Promise<Refusal> {
+  const started = performance.now();
+  const proc = Bun.spawn([BUN, MAIN, "serve", "--host", "127.0.0.1", "--port", String(freePort()), "--data-dir", dataDir], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 60_000,
+  });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  await proc.exited;
+  return { code: proc.signalCode ? null : proc.exitCode, ms: performance.now() - started, stdout, stderr };
+}
+
 export async function runGantry(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
   const proc = Bun.spawn([BUN, MAIN, ...args], {
     cwd: ROOT,

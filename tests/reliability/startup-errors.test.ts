@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { BUN, MAIN, ROOT, freePort } from "./serve-process";
+import { freePort, refusedStart, type Refusal } from "./serve-process";
 import { redisUnavailable } from "../support/redis";
 import { tempDirs } from "../support/temp-dirs";
 
@@ -21,29 +21,12 @@ function closedPort(): number {
   return port;
 }
 
-interface Refusal {
-  code: number | null;
-  ms: number;
-  stderr: string;
-  stdout: string;
-}
 
 const tempDir = tempDirs();
 
-/** `gantry serve` with these settings, which must fail to start: exit code, time to exit, output. Killed after 60 s. */
-async function failedStart(env: Record<string, string>): Promise<Refusal> {
-  const started = performance.now();
-  const proc = Bun.spawn([BUN, MAIN, "serve", "--host", "127.0.0.1", "--port", String(freePort()), "--data-dir", tempDir("startup")], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    timeout: 60_000,
-  });
-  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  await proc.exited;
-  return { code: proc.signalCode ? null : proc.exitCode, ms: performance.now() - started, stdout, stderr };
+/** `gantry serve` with these settings, which must fail to start. */
+function failedStart(env: Record<string, string>): Promise<Refusal> {
+  return refusedStart(tempDir("startup"), env);
 }
 
 /** Every line written is a JSON log line, but the one-line reason on stderr; the password is in none of them. */
