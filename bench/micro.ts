@@ -9,13 +9,15 @@ import { GANTRY_SOURCE } from "./servers";
 import type { ResponsesStreamEvent } from "../src/gateway/responses-types";
 // From the checkout under test (GANTRY_BENCH_SOURCE), so two versions of the code can be compared.
 const src = (p: string) => import(join(GANTRY_SOURCE, "src", p));
-const { createSseDecoder, parseStreamEvent } = await src("gateway/stream/sse/decode.ts");
-const { encodeData, encodeEvent } = await src("gateway/stream/sse/encode.ts");
+// The pure wire code lives in gateway/wire/ (gateway/stream/ in checkouts before issue 32).
+const wire = (p: string) => src(`gateway/wire/${p}`).catch(() => src(`gateway/stream/${p}`));
+const { createSseDecoder, parseStreamEvent } = await wire("sse/decode.ts");
+const { encodeData, encodeEvent } = await wire("sse/encode.ts");
 const { normalizeResponsesRequest } = await src("gateway/translate/normalize.ts");
-const { createResponsesStreamRewriter } = await src("gateway/stream/stream-rewrite.ts");
+const { createResponsesStreamRewriter } = await wire("stream-rewrite.ts");
 const { createChatStreamTranslator } = await src("gateway/translate/stream-to-chat.ts");
 const { chatToResponses } = await src("gateway/translate/chat-to-responses.ts");
-const { createResponseCollector } = await src("gateway/stream/collect.ts");
+const { createResponseCollector } = await wire("collect.ts");
 const { sha256Hex } = await src("secrets.ts");
 import { benchStreamFrames } from "./upstream-frames";
 import { RESPONSES_STREAM_BODY } from "./scenarios";
@@ -88,7 +90,7 @@ time("collector (stream:false) + JSON.stringify", () => {
 
 // The stream pipeline's event handling (issue 20), when the checkout has it: the same stream read the old way (every
 // event parsed and pushed through the rewriter) and the pipeline's way (classified, unread events skipped).
-const pipeline = await src("gateway/stream/stream-event.ts").catch(() => null);
+const pipeline = await wire("stream-event.ts").catch(() => null);
 time("responses events, every event parsed, rewritten, framed", () => {
   const d = createSseDecoder();
   const r = createResponsesStreamRewriter({ toolNames: new Set() });

@@ -15,7 +15,7 @@ import type { NormalizeOptions } from "./gateway/translate/normalize";
 import { Upstream } from "./gateway/upstream/upstream";
 import { createPriceLookup, createSettler, type Settler } from "./gateway/usage/settle";
 import { LedgerHealth } from "./gateway/usage/ledger-health";
-import { StallWatch } from "./gateway/stream/stall-watch";
+import { StallWatch } from "./gateway/pipeline/stall-watch";
 import { createLogger, textLogs, type Logger } from "./log";
 import { AdminAuth } from "./http/admin-auth";
 import { FailureThrottle } from "./http/throttle";

@@ -14,7 +14,7 @@ import type { StoredResponseRepository } from "./responses/stored-response-repos
 import type { ParameterQuirks } from "./upstream/unsupported-params";
 import type { Settler } from "./usage/settle";
 import type { LedgerHealth } from "./usage/ledger-health";
-import type { StallWatch } from "./stream/stall-watch";
+import type { StallWatch } from "./pipeline/stall-watch";
 
 /** One call's life: authentication, admission, settlement, its log line and metrics. */
 export interface CallDeps {

@@ -6,9 +6,9 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
-import { encodeData } from "../../src/gateway/stream/sse/encode";
-import { readTextDelta } from "../../src/gateway/stream/delta-text";
-import { OPENING_TYPES, TEXT_DELTA } from "../../src/gateway/stream/stream-event";
+import { encodeData } from "../../src/gateway/wire/sse/encode";
+import { readTextDelta } from "../../src/gateway/wire/delta-text";
+import { OPENING_TYPES, TEXT_DELTA } from "../../src/gateway/wire/stream-event";
 import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat";
 import { anyEvents, eventsOf, streamSpec } from "./responses-stream-model";
 import { trickyString } from "./arbitraries";

@@ -6,7 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { readTextDelta } from "../../src/gateway/stream/delta-text";
+import { readTextDelta } from "../../src/gateway/wire/delta-text";
 import { runs, trickyString } from "./arbitraries";
 
 const index = fc.oneof({ arbitrary: fc.nat(20), weight: 4 }, { arbitrary: fc.constantFrom(-1, 1.5, 1e21, "0", null, 2 ** 40), weight: 1 });

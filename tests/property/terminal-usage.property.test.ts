@@ -7,8 +7,8 @@
  */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { lastUsageObject, terminalUsageFromText } from "../../src/gateway/stream/json-usage";
-import { usageOf } from "../../src/gateway/stream/upstream-events";
+import { lastUsageObject, terminalUsageFromText } from "../../src/gateway/wire/json-usage";
+import { usageOf } from "../../src/gateway/wire/upstream-events";
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
 import { runs, trickyString } from "./arbitraries";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece } from "../../src/gateway/stream/tool-markup";
+import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece } from "../../src/gateway/wire/tool-markup";
 import { cutPoints, runs, splitAt } from "./arbitraries";
 
 const TOOLS = new Set(["get_weather", "search"]);

@@ -4,8 +4,8 @@
  * compare it with pushing every parsed event.
  */
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
-import { classify, isUnread } from "../../src/gateway/stream/stream-event";
-import type { ResponsesStreamRewriter } from "../../src/gateway/stream/stream-rewrite";
+import { classify, isUnread } from "../../src/gateway/wire/stream-event";
+import type { ResponsesStreamRewriter } from "../../src/gateway/wire/stream-rewrite";
 
 export function rewriteSkipping(events: ResponsesStreamEvent[], rw: ResponsesStreamRewriter): ResponsesStreamEvent[] {
   const out: ResponsesStreamEvent[] = [];

@@ -4,7 +4,7 @@
  * reordered; the deltas kept unmeasured for an estimate are measured in rounds, the estimate the same.
  */
 import { expect, test } from "bun:test";
-import { UpstreamEventSource, IDLE, type UpstreamEvent } from "../../src/gateway/stream/event-source";
+import { UpstreamEventSource, IDLE, type UpstreamEvent } from "../../src/gateway/pipeline/event-source";
 import { tokensOfBytes } from "../../src/gateway/limits/quota";
 
 const DELTAS = 4000;

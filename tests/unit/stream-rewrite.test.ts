@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
-import { createResponsesStreamRewriter } from "../../src/gateway/stream/stream-rewrite";
+import { createResponsesStreamRewriter } from "../../src/gateway/wire/stream-rewrite";
 import { rewriteSkipping } from "../support/rewrite-skipping";
 
 const TOOLS = new Set(["get_weather", "search"]);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { MAX_BLOCK_CHARS, cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece } from "../../src/gateway/stream/tool-markup";
+import { MAX_BLOCK_CHARS, cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece } from "../../src/gateway/wire/tool-markup";
 
 const TOOLS = new Set(["get_weather", "search"]);
 const PARIS = JSON.stringify({ city: "Paris" });

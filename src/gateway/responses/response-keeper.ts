@@ -7,7 +7,7 @@ import type { JsonObject, OutputItem, ResponseObject, ResponsesStreamEvent } fro
 import { TERMINAL_EVENT_TYPES } from "../responses-types";
 import type { Conversation } from "./conversation";
 import { IdRewriter } from "./id-rewriter";
-import type { UnreadEvent } from "../stream/stream-event";
+import type { UnreadEvent } from "../wire/stream-event";
 import type { StoredResponseRepository } from "./stored-response-repository";
 
 const DAY_MS = 86_400_000;

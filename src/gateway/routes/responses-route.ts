@@ -6,17 +6,17 @@ import { postResponses } from "../upstream/post-responses";
 import type { GatewayDeps } from "../gateway-deps";
 import { readJsonObject } from "../../http/body";
 import { GatewayCall, SSE_HEADERS, checkJsonDepth, optionalBoolean, optionalCount, requireModel, checkItemCount } from "../call";
-import { collectUpstream } from "../stream/collect-upstream";
-import { UpstreamEventSource } from "../stream/event-source";
-import { outputBoundFor } from "../stream/output-bound";
+import { collectUpstream } from "../pipeline/collect-upstream";
+import { UpstreamEventSource } from "../pipeline/event-source";
+import { outputBoundFor } from "../wire/output-bound";
 import { normalizeResponsesRequest } from "../translate/normalize";
-import { relayRaw } from "../stream/raw-relay";
+import { relayRaw } from "../pipeline/raw-relay";
 import type { JsonObject, ResponsesRequest } from "../responses-types";
 import { buildConversation } from "../responses/conversation";
 import { ResponseKeeper } from "../responses/response-keeper";
-import { pipelineResponse } from "../stream/pipeline";
-import { ResponsesSink } from "../stream/sinks/responses-sink";
-import { functionToolNames } from "../stream/tool-markup";
+import { pipelineResponse } from "../pipeline/pipeline";
+import { ResponsesSink } from "../pipeline/sinks/responses-sink";
+import { functionToolNames } from "../wire/tool-markup";
 
 export function isRawMode(headers: Headers): boolean {
   const mode = headers.get("x-upstream-mode");

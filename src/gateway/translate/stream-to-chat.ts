@@ -8,14 +8,14 @@
  */
 
 import { chatLogprobs } from "./logprobs";
-import { streamErrorOf } from "../stream/upstream-events";
+import { streamErrorOf } from "../wire/upstream-events";
 import type { ResponsesStreamEvent } from "../responses-types";
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types";
-import { mapStreamFailure } from "../stream/failure";
+import { mapStreamFailure } from "../wire/failure";
 import { finishReason, usageToChat } from "./responses-to-chat";
-import { encodeDataAll } from "../stream/sse/encode";
-import type { TextDeltaFields } from "../stream/delta-text";
-import { appendText } from "../stream/growing-text";
+import { encodeDataAll } from "../wire/sse/encode";
+import type { TextDeltaFields } from "../wire/delta-text";
+import { appendText } from "../wire/growing-text";
 
 
 export interface ChatStreamTranslatorOptions {

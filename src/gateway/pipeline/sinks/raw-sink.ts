@@ -8,11 +8,11 @@ import type { UsageMeter } from "../../call";
 import type { ResponsesUsage } from "../../responses-types";
 import { TERMINAL_EVENT_TYPES } from "../../responses-types";
 import type { TokenCounts } from "../../usage/settle";
-import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject, terminalUsageFromText } from "../json-usage";
+import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject, terminalUsageFromText } from "../../wire/json-usage";
 import type { PipelineSink, PipelineSource } from "../pipeline";
-import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDecoder } from "../sse/decode";
-import { opensWithType } from "../stream-event";
-import { usageOf } from "../upstream-events";
+import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDecoder } from "../../wire/sse/decode";
+import { opensWithType } from "../../wire/stream-event";
+import { usageOf } from "../../wire/upstream-events";
 
 const TERMINAL_MARKERS = [...TERMINAL_EVENT_TYPES].map((t) => Buffer.from(t));
 /** Enough bytes either side of a chunk boundary to hold any name looked for, cut anywhere. */

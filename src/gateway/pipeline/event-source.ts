@@ -3,11 +3,11 @@
  * keep-alive interval (the caller then writes a comment so proxies and clients keep the stream open).
  * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
  */
-import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "./sse/decode";
-import { classify, deltaBytesOf, isUnread, parsedEvent, type ErrorEvent, type OtherEvent, type TerminalEvent, type UnreadEvent, type UpstreamEvent } from "./stream-event";
-import { STREAM_ENDED_EARLY } from "./failure";
+import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "../wire/sse/decode";
+import { classify, deltaBytesOf, isUnread, parsedEvent, type ErrorEvent, type OtherEvent, type TerminalEvent, type UnreadEvent, type UpstreamEvent } from "../wire/stream-event";
+import { STREAM_ENDED_EARLY } from "../wire/failure";
 import { IDLE, type PipelineSource } from "./pipeline";
-import type { OutputBound } from "./output-bound";
+import type { OutputBound } from "../wire/output-bound";
 import type { UsageMeter } from "../call";
 import type { TokenCounts } from "../usage/settle";
 import { tokensOfBytes } from "../limits/quota";
@@ -15,7 +15,7 @@ import type { ResponseObject, ResponsesStreamEvent, ResponsesUsage } from "../re
 
 export { IDLE } from "./pipeline";
 
-export type { UpstreamEvent } from "./stream-event";
+export type { UpstreamEvent } from "../wire/stream-event";
 
 /**
  * How much unread delta text waits to be measured: far more than a short reply's (measured only when an estimate is

@@ -7,7 +7,7 @@ import type { UpstreamEventSource } from "./event-source";
 import type { ResponseObject } from "../responses-types";
 import { drainPipeline } from "./pipeline";
 import { CollectSink } from "./sinks/collect-sink";
-import { upstreamStreamError } from "./failure";
+import { upstreamStreamError } from "../wire/failure";
 
 /** `keep`: what to do with a finished response before the call is settled (keeping it, with Gantry's ids). */
 export async function collectUpstream(

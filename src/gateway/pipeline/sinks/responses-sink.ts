@@ -6,12 +6,12 @@
 import type { GatewayCall } from "../../call";
 import type { ResponseKeeper } from "../../responses/response-keeper";
 import type { ResponsesStreamEvent } from "../../responses-types";
-import { createdResponseEvent, failedResponseEvent, mapStreamFailure } from "../failure";
+import { createdResponseEvent, failedResponseEvent, mapStreamFailure } from "../../wire/failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
-import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../sse/encode";
-import { OBJECT_BEARING_TYPES, isUnread, type UnreadEvent, type UpstreamEvent } from "../stream-event";
-import { createResponsesStreamRewriter } from "../stream-rewrite";
+import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../../wire/sse/encode";
+import { OBJECT_BEARING_TYPES, isUnread, type UnreadEvent, type UpstreamEvent } from "../../wire/stream-event";
+import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
 
 export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
   readonly keepAlive = SSE_KEEPALIVE;

@@ -4,13 +4,13 @@
  */
 import type { ResponsesStreamEvent } from "../../responses-types";
 import { createChatStreamTranslator, type ChatStreamTranslatorOptions } from "../../translate/stream-to-chat";
-import { mapStreamFailure, upstreamStreamError } from "../failure";
+import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
 import type { UpstreamEventSource } from "../event-source";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
-import { SSE_DONE, SSE_KEEPALIVE, encodeData, encodeDataAll } from "../sse/encode";
-import { readTextDelta } from "../delta-text";
-import { OPENING_TYPES, TEXT_DELTA, isUnread, type UpstreamEvent } from "../stream-event";
-import { createResponsesStreamRewriter } from "../stream-rewrite";
+import { SSE_DONE, SSE_KEEPALIVE, encodeData, encodeDataAll } from "../../wire/sse/encode";
+import { readTextDelta } from "../../wire/delta-text";
+import { OPENING_TYPES, TEXT_DELTA, isUnread, type UpstreamEvent } from "../../wire/stream-event";
+import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
 
 export class ChatSink implements PipelineSink<UpstreamEvent[]> {
   readonly keepAlive = SSE_KEEPALIVE;

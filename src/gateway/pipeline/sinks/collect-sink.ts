@@ -4,11 +4,11 @@
  * caller gets instead, with whatever usage was known settled.
  */
 import type { ResponseObject } from "../../responses-types";
-import { createResponseCollector } from "../collect";
-import { mapStreamFailure, upstreamStreamError } from "../failure";
+import { createResponseCollector } from "../../wire/collect";
+import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
 import type { FailureOutcome, PipelineSink } from "../pipeline";
-import type { UpstreamEvent } from "../stream-event";
-import { createResponsesStreamRewriter } from "../stream-rewrite";
+import type { UpstreamEvent } from "../../wire/stream-event";
+import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
 
 export class CollectSink implements PipelineSink<UpstreamEvent[]> {
   readonly keepAlive = null;
