@@ -15,15 +15,13 @@ import type { ResponsesUsage } from "./responses-types";
 import { UpstreamRefusal } from "./upstream/upstream-errors";
 import { knownError } from "../state/storage-errors";
 import { modelNameProblem } from "./limits/model-match";
+import type { PipelineCall, UsageMeter } from "./pipeline/pipeline-call";
 
 const MAX_FAILURE_DELAY_MS = 5000;
 
 export type Endpoint = "responses" | "chat.completions" | "models" | "responses.stored";
 
-/** Estimates the tokens of a call from what went up and what came back, for a call cut before usage was reported. */
-export interface UsageMeter {
-  estimate(): TokenCounts;
-}
+export type { UsageMeter };
 
 /**
  * Ends that are the caller's doing (it went away, or stopped reading): the upstream produced tokens until then, and
@@ -31,7 +29,7 @@ export interface UsageMeter {
  */
 const CUT_BY_CALLER = new Set(["client_closed", "caller_stalled"]);
 
-export class GatewayCall {
+export class GatewayCall implements PipelineCall {
   /** Gantry's own id of this call: the ledger row's unique id, and the `x-request-id` of the reply and the log line. */
   readonly requestId = newRequestId();
   /** The caller's X-Request-Id when well-formed: logged and echoed as `x-client-request-id`, never the ledger's id. */
@@ -290,11 +288,6 @@ export class GatewayCall {
     this.withheld = new AppError("service_unavailable", "The response could not be stored (the server's storage is unavailable), so its answer is withheld; retry shortly.", {
       headers: { "retry-after": "5" },
     });
-  }
-
-  /** After finish(): throws why the answer is withheld, if it is. */
-  ensureRecorded(): void {
-    if (this.withheld) throw this.withheld;
   }
 
   /** The reply for an error before any byte was sent; settles the call (committed before the reply leaves). */

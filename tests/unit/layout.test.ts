@@ -120,6 +120,12 @@ describe("layout", () => {
     expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
+  test("pipeline/ knows nothing of the gateway but the wire code: the settlement it needs is an interface it declares", () => {
+    const allowed = (to: string) => to.startsWith("src/gateway/pipeline/") || to.startsWith("src/gateway/wire/") || to === "src/gateway/responses-types.ts" || !to.startsWith("src/gateway/");
+    const bad = graph.edges.filter((e) => e.from.startsWith("src/gateway/pipeline/") && !allowed(e.to));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
   test("no import cycles", () => {
     expect(importCycles(graph)).toEqual([]);
   });

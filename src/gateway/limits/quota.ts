@@ -2,6 +2,8 @@
  * Quota decisions. A key is refused only when what remains, less what in-flight requests have reserved,
  * is zero or below; an admitted request reserves an estimate that is settled on the real usage later.
  */
+import { BYTES_PER_TOKEN, tokensOfBytes } from "../wire/token-counts";
+
 export interface QuotaLimits {
   quotaTokens: number | null;
   balance: number | null;
@@ -31,13 +33,8 @@ export function costOf(prices: Prices | null, inputTokens: number, outputTokens:
   return (inputTokens * prices.input + outputTokens * prices.output) / 1_000_000;
 }
 
-/** About four UTF-8 bytes a token: every estimate Gantry makes (reservations, cut calls, a bound it enforces). */
-export const BYTES_PER_TOKEN = 4;
-
-/** The tokens `bytes` of text are estimated at. */
-export function tokensOfBytes(bytes: number): number {
-  return Math.ceil(bytes / BYTES_PER_TOKEN);
-}
+/** About four UTF-8 bytes a token (wire/token-counts.ts): every estimate Gantry makes, reservations included. */
+export { BYTES_PER_TOKEN, tokensOfBytes };
 
 /**
  * A cheap estimate of a request's tokens before it runs: the body's length (about 4 bytes a token) for input,

@@ -2,7 +2,7 @@
  * For callers that asked for no stream: runs the upstream stream through the pipeline into the final response
  * object. A failure becomes the AppError the caller gets, settled with whatever usage was known.
  */
-import type { GatewayCall } from "../call";
+import type { PipelineCall } from "./pipeline-call";
 import type { UpstreamEventSource } from "./event-source";
 import type { ResponseObject } from "../responses-types";
 import { drainPipeline } from "./pipeline";
@@ -11,7 +11,7 @@ import { upstreamStreamError } from "../wire/failure";
 
 /** `keep`: what to do with a finished response before the call is settled (keeping it, with Gantry's ids). */
 export async function collectUpstream(
-  call: GatewayCall,
+  call: PipelineCall,
   source: UpstreamEventSource,
   toolNames: ReadonlySet<string>,
   keep?: (response: ResponseObject) => Promise<ResponseObject>,
@@ -20,8 +20,8 @@ export async function collectUpstream(
   const sink = new CollectSink(toolNames, keep);
   await drainPipeline(call, source, sink);
   if (sink.error) throw sink.error;
-  // Not recorded, or not kept: the answer is withheld (GatewayCall.withheld says why).
-  call.ensureRecorded();
+  // Not recorded, or not kept: the answer is withheld (the call's settlement says why).
+  if (call.withheld) throw call.withheld;
   // The caller went away (the pipeline settled it as 499): the route's failure path answers nobody.
   if (!sink.response) throw upstreamStreamError(new Error("the stream ended without a response"));
   return sink.response;

@@ -8,9 +8,8 @@ import { classify, deltaBytesOf, isUnread, parsedEvent, type ErrorEvent, type Ot
 import { STREAM_ENDED_EARLY } from "../wire/failure";
 import { IDLE, type PipelineSource } from "./pipeline";
 import type { OutputBound } from "../wire/output-bound";
-import type { UsageMeter } from "../call";
-import type { TokenCounts } from "../usage/settle";
-import { tokensOfBytes } from "../limits/quota";
+import type { UsageMeter } from "./pipeline-call";
+import { tokensOfBytes, type TokenCounts } from "../wire/token-counts";
 import type { ResponseObject, ResponsesStreamEvent, ResponsesUsage } from "../responses-types";
 
 export { IDLE } from "./pipeline";

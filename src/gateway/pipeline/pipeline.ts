@@ -6,7 +6,7 @@
  * one can be fetched; otherwise the caller is told why instead); settle exactly once, as 499 when the
  * caller went away; abort the upstream when the reply ends early.
  */
-import type { GatewayCall } from "../call";
+import type { PipelineCall } from "./pipeline-call";
 import type { StallWatch as FullStallWatch } from "./stall-watch";
 
 type StallWatch = Pick<FullStallWatch, "track" | "untrack">;
@@ -49,10 +49,10 @@ export interface PipelineSink<B> {
   end(failure: { code: string; message: string } | null): { out: Output; status: number; code?: string };
   /**
    * Done before the call is settled when the stream ended well (keeping the response): committed before the end
-   * is delivered, like the ledger row; when it fails, the answer is withheld (GatewayCall.keepFailed).
+   * is delivered, like the ledger row; when it fails, the answer is withheld (PipelineCall.keepFailed).
    */
   beforeSettle?(): Promise<void>;
-  /** What replaces the end when the answer is withheld (`reason`: GatewayCall.withheld); null keeps the end. */
+  /** What replaces the end when the answer is withheld (`reason`: PipelineCall.withheld); null keeps the end. */
   withheld(reason: { code: string; message: string }): Output | null;
   /** A transport or protocol failure mid-stream: what is recorded and told; null rethrows it (raw callers). */
   broken(err: unknown): FailureOutcome | null;
@@ -65,7 +65,7 @@ export interface PipelineSink<B> {
  * Drives one stream to its end. Yields the caller's bytes; `stalls` watches a caller that stops reading (null for a
  * collected reply, which yields nothing).
  */
-export async function* runPipeline<B>(call: GatewayCall, source: PipelineSource<B>, sink: PipelineSink<B>, stalls: StallWatch | null): AsyncGenerator<Output> {
+export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource<B>, sink: PipelineSink<B>, stalls: StallWatch | null): AsyncGenerator<Output> {
   call.streamStarted = true;
   // The call's slot is given back once the upstream body is closed too, not at its terminal event alone.
   call.upstreamBodyOpen();
@@ -176,13 +176,13 @@ function isEmpty(out: Output): boolean {
 }
 
 /** A streamed reply driven by the pipeline: settled as the caller going away if the server never pulls it. */
-export function pipelineResponse<B>(call: GatewayCall, source: PipelineSource<B>, sink: PipelineSink<B>, stalls: StallWatch, status: number, headers: Record<string, string>): Response {
+export function pipelineResponse<B>(call: PipelineCall, source: PipelineSource<B>, sink: PipelineSink<B>, stalls: StallWatch, status: number, headers: Record<string, string>): Response {
   call.settleIfStreamNeverStarts();
   return new Response(runPipeline(call, source, sink, stalls) as unknown as BodyInit, { status, headers });
 }
 
 /** Runs a stream whose sink gathers the reply (a collected response): nothing is written while it runs. */
-export async function drainPipeline<B>(call: GatewayCall, source: PipelineSource<B>, sink: PipelineSink<B>): Promise<void> {
+export async function drainPipeline<B>(call: PipelineCall, source: PipelineSource<B>, sink: PipelineSink<B>): Promise<void> {
   for await (const _ of runPipeline(call, source, sink, null)) {
     // A collecting sink returns no bytes.
   }

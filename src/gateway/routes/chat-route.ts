@@ -12,7 +12,7 @@ import { outputBoundFor } from "../wire/output-bound";
 import { normalizeResponsesRequest } from "../translate/normalize";
 import { functionToolNames } from "../wire/tool-markup";
 import { pipelineResponse } from "../pipeline/pipeline";
-import { ChatSink } from "../pipeline/sinks/chat-sink";
+import { ChatSink } from "../dialects/chat/chat-sink";
 import { chatToResponses } from "../translate/chat-to-responses";
 import { responsesToChat } from "../translate/responses-to-chat";
 

@@ -10,12 +10,12 @@ import { collectUpstream } from "../pipeline/collect-upstream";
 import { UpstreamEventSource } from "../pipeline/event-source";
 import { outputBoundFor } from "../wire/output-bound";
 import { normalizeResponsesRequest } from "../translate/normalize";
-import { relayRaw } from "../pipeline/raw-relay";
+import { relayRaw } from "../dialects/responses/raw-relay";
 import type { JsonObject, ResponsesRequest } from "../responses-types";
 import { buildConversation } from "../responses/conversation";
 import { ResponseKeeper } from "../responses/response-keeper";
 import { pipelineResponse } from "../pipeline/pipeline";
-import { ResponsesSink } from "../pipeline/sinks/responses-sink";
+import { ResponsesSink } from "../dialects/responses/responses-sink";
 import { functionToolNames } from "../wire/tool-markup";
 
 export function isRawMode(headers: Headers): boolean {

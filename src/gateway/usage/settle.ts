@@ -8,14 +8,8 @@ import { compileModelList } from "../limits/model-match";
 import { costOf, type Prices } from "../limits/quota";
 import type { ResponsesUsage } from "../responses-types";
 
-export interface TokenCounts {
-  inputTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  cachedTokens: number;
-}
-
-export const NO_TOKENS: TokenCounts = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
+import { NO_TOKENS, type TokenCounts } from "../wire/token-counts";
+export { NO_TOKENS, type TokenCounts };
 
 export function tokenCounts(u: ResponsesUsage | null | undefined): TokenCounts {
   if (!u) return NO_TOKENS;

@@ -47,7 +47,7 @@ export class CollectSink implements PipelineSink<UpstreamEvent[]> {
   }
 
   withheld(): null {
-    // The route refuses the answer itself (GatewayCall.ensureRecorded).
+    // The route refuses the answer itself (the call's `withheld`).
     return null;
   }
 

@@ -3,11 +3,11 @@
  * the headers that matter and its body come back untouched, streamed as they arrive. A decoder reads alongside
  * so the usage in the stream is still settled: passthrough never bypasses quota.
  */
-import type { GatewayDeps } from "../gateway-deps";
-import type { GatewayCall } from "../call";
-import { tokensOfBytes } from "../limits/quota";
-import { pipelineResponse } from "./pipeline";
-import { RawJsonRelay, RawSseRelay } from "./sinks/raw-sink";
+import type { GatewayDeps } from "../../gateway-deps";
+import type { GatewayCall } from "../../call";
+import { tokensOfBytes } from "../../wire/token-counts";
+import { pipelineResponse } from "../../pipeline/pipeline";
+import { RawJsonRelay, RawSseRelay } from "../../pipeline/sinks/raw-sink";
 
 /** Upstream reply headers a raw caller gets back (hop-by-hop and the upstream's own quota headers stay behind). */
 const PASSED_HEADERS = ["content-type", "retry-after", "openai-processing-ms", "openai-version"];

@@ -5,8 +5,8 @@
 import type { ResponsesStreamEvent } from "../../responses-types";
 import { createChatStreamTranslator, type ChatStreamTranslatorOptions } from "../../translate/stream-to-chat";
 import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
-import type { UpstreamEventSource } from "../event-source";
-import type { FailureOutcome, PipelineSink } from "../pipeline";
+import type { UpstreamEventSource } from "../../pipeline/event-source";
+import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";
 import { SSE_DONE, SSE_KEEPALIVE, encodeData, encodeDataAll } from "../../wire/sse/encode";
 import { readTextDelta } from "../../wire/delta-text";
 import { OPENING_TYPES, TEXT_DELTA, isUnread, type UpstreamEvent } from "../../wire/stream-event";

@@ -3,12 +3,11 @@
  * when the response is kept. Deltas that need no change go out as the upstream's own JSON text, unparsed; an event
  * the rewriter left alone is framed from its upstream text; only events built or changed here are serialised.
  */
-import type { GatewayCall } from "../../call";
 import type { ResponseKeeper } from "../../responses/response-keeper";
 import type { ResponsesStreamEvent } from "../../responses-types";
 import { createdResponseEvent, failedResponseEvent, mapStreamFailure } from "../../wire/failure";
-import type { UpstreamEventSource } from "../event-source";
-import type { FailureOutcome, PipelineSink } from "../pipeline";
+import type { UpstreamEventSource } from "../../pipeline/event-source";
+import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";
 import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../../wire/sse/encode";
 import { OBJECT_BEARING_TYPES, isUnread, type UnreadEvent, type UpstreamEvent } from "../../wire/stream-event";
 import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
@@ -26,7 +25,8 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
   private deliveredAny = false;
 
   constructor(
-    private readonly call: GatewayCall,
+    /** When the call began: a response this sink makes up (created, failed) is dated by it. */
+    private readonly call: { readonly startedAtMs: number },
     private readonly source: UpstreamEventSource,
     toolNames: ReadonlySet<string>,
     private readonly keeper: ResponseKeeper | null,
