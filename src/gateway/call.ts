@@ -291,7 +291,7 @@ export class GatewayCall implements PipelineCall {
   }
 
   /** The reply for an error before any byte was sent; settles the call (committed before the reply leaves). */
-  async fail(err: unknown): Promise<Response> {
+  async fail(err: unknown, render: (err: AppError, headers: Record<string, string>) => Response = errorResponse): Promise<Response> {
     const appErr = knownError(err) ?? internalError(this.deps, err, this.requestId);
     // A caller that went away is what ended the call (the upstream failing is only the consequence). Nobody reads
     // the reply, but its status is what the HTTP metrics count: 499 there too, as in the ledger.
@@ -305,7 +305,7 @@ export class GatewayCall implements PipelineCall {
       if (appErr.generic) appErr.message = `${appErr.message} (request ${this.requestId})`;
     }
     await this.finish(appErr.status, appErr.code);
-    return errorResponse(appErr, this.headers(appErr.headers));
+    return render(appErr, this.headers(appErr.headers));
   }
 }
 

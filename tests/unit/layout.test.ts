@@ -73,7 +73,7 @@ function expectOnlyRemaining(found: string[], rule: RegExp): void {
   expect(stale).toEqual([]);
 }
 
-const isRoute = (f: string) => /^src\/gateway\/routes\//.test(f) || /-routes\.ts$/.test(f) || /^src\/admin\/[^/]*-api\.ts$/.test(f) || f === "src/portal/routes.ts";
+const isRoute = (f: string) => /^src\/gateway\/routes\//.test(f) || /^src\/gateway\/dialects\/[^/]+\/[^/]*-route\.ts$/.test(f) || /-routes\.ts$/.test(f) || /^src\/admin\/[^/]*-api\.ts$/.test(f) || f === "src/portal/routes.ts";
 
 describe("layout", () => {
   test("bun:sqlite is imported only by the SQLite implementations", () => {
@@ -123,6 +123,24 @@ describe("layout", () => {
   test("pipeline/ knows nothing of the gateway but the wire code: the settlement it needs is an interface it declares", () => {
     const allowed = (to: string) => to.startsWith("src/gateway/pipeline/") || to.startsWith("src/gateway/wire/") || to === "src/gateway/responses-types.ts" || !to.startsWith("src/gateway/");
     const bad = graph.edges.filter((e) => e.from.startsWith("src/gateway/pipeline/") && !allowed(e.to));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("a dialect uses the exchange's interfaces only (its route alone runs the exchange), and no other dialect", () => {
+    const dialectOf = (f: string) => /^src\/gateway\/dialects\/([^/]+)\//.exec(f)?.[1] ?? null;
+    const bad = graph.edges.filter((e) => {
+      const from = dialectOf(e.from);
+      if (from === null) return false;
+      const to = dialectOf(e.to);
+      if (to !== null) return to !== from;
+      if (!e.to.startsWith("src/gateway/exchange/")) return false;
+      return e.to !== "src/gateway/exchange/dialect.ts" && !(isRoute(e.from) && e.to === "src/gateway/exchange/exchange.ts");
+    });
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("the exchange names no dialect: a new one is a folder, not an edit of the exchange", () => {
+    const bad = graph.edges.filter((e) => e.from.startsWith("src/gateway/exchange/") && e.to.startsWith("src/gateway/dialects/"));
     expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 

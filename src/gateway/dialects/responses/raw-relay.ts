@@ -4,14 +4,14 @@
  * so the usage in the stream is still settled: passthrough never bypasses quota.
  */
 import type { GatewayDeps } from "../../gateway-deps";
-import type { GatewayCall } from "../../call";
+import type { ExchangeCall } from "../../exchange/dialect";
 import { tokensOfBytes } from "../../wire/token-counts";
 import { pipelineResponse } from "../../pipeline/pipeline";
 import { RawJsonRelay, RawSseRelay } from "../../pipeline/sinks/raw-sink";
 
 /** Upstream reply headers a raw caller gets back (hop-by-hop and the upstream's own quota headers stay behind). */
 const PASSED_HEADERS = ["content-type", "retry-after", "openai-processing-ms", "openai-version"];
-export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config" | "stalls">, call: GatewayCall, text: string): Promise<Response> {
+export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config" | "stalls">, call: ExchangeCall, text: string): Promise<Response> {
   const reply = await deps.upstream.postResponses(text, call.upstreamAbort.signal, {
     raw: true,
     callerHeaders: call.request.headers,
