@@ -29,6 +29,7 @@ const PURE_FILES = [
   "src/gateway/limits/quota.ts",
   "src/gateway/limits/token-bucket.ts",
   "src/gateway/limits/model-match.ts",
+  "src/gateway/limits/output-bounds.ts",
   "src/site/releases/latest.ts",
   "src/site/releases/rollout.ts",
   "src/site/releases/classify.ts",

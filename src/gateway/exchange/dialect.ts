@@ -4,19 +4,19 @@
  * what admission checks, and how the upstream's events go back: streamed through its sink, or collected into
  * its reply. Adding a dialect is adding a folder under dialects/ that implements this; the exchange is unchanged.
  */
-import type { AppError } from "../../errors";
 import type { PipelineCall, UsageMeter } from "../pipeline/pipeline-call";
 import type { PipelineSink } from "../pipeline/pipeline";
 import type { UpstreamEvent, UpstreamEventSource } from "../pipeline/event-source";
 import type { Lease } from "../limits/admission";
 import type { JsonObject, ResponseObject, ResponsesRequest } from "../responses-types";
 import type { GatewayDeps } from "../gateway-deps";
-import type { Endpoint } from "../call";
+import type { Endpoint } from "./settlement";
+import type { ErrorRenderer } from "./error-reply";
 
 export type { Endpoint };
 
 /** What a dialect may read and set of the call it serves. */
-export interface ExchangeCall extends PipelineCall {
+export interface ExchangeCall {
   readonly request: Request;
   readonly model: string;
   readonly startedAtMs: number;
@@ -26,8 +26,8 @@ export interface ExchangeCall extends PipelineCall {
   upstreamTtfbMs: number | null;
   /** Headers every reply of this call carries. */
   headers(extra?: Record<string, string>): Record<string, string>;
-  /** The key's output bound written into a body sent as the caller's text. */
-  boundRawText(body: Record<string, unknown>, text: string): string;
+  /** What the pipeline drives: the call's one settlement. */
+  readonly settlement: PipelineCall;
 }
 
 /** The caller's body as read by the exchange (bounded, one JSON object, depth checked, `model` present). */
@@ -68,5 +68,5 @@ export interface Dialect {
   /** Checks the caller's body and reads what admission needs; throws the AppError the caller gets. */
   read(input: CallerBody, deps: GatewayDeps, request: Request): DialectTurn;
   /** The reply for an error before any byte was sent; absent: the OpenAI error envelope. */
-  readonly errorReply?: (err: AppError, headers: Record<string, string>) => Response;
+  readonly errorReply?: ErrorRenderer;
 }

@@ -3,8 +3,8 @@
  * normalise and bound → upstream → pipeline → dialect out → settle (the pipeline settles a stream; an error before
  * the first byte is settled and rendered here).
  */
-import { readJsonObject } from "../../http/body";
-import { GatewayCall, SSE_HEADERS, checkItemCount, checkJsonDepth, requireModel } from "../call";
+import { checkJsonDepth, readJsonObject } from "../../http/body";
+import { checkItemCount } from "../../http/json-fields";
 import type { GatewayDeps } from "../gateway-deps";
 import { collectUpstream } from "../pipeline/collect-upstream";
 import { UpstreamEventSource } from "../pipeline/event-source";
@@ -13,34 +13,41 @@ import { normalizeResponsesRequest } from "../translate/normalize";
 import { postResponses } from "../upstream/post-responses";
 import { outputBoundFor } from "../wire/output-bound";
 import { functionToolNames } from "../wire/tool-markup";
+import { admitCall } from "./admit";
+import { authenticateCaller } from "./authenticate";
+import { GatewayCall } from "./call-state";
 import type { Dialect } from "./dialect";
+import { SSE_HEADERS, errorReply } from "./error-reply";
+import { requireModel } from "./model-field";
+import { boundOutput } from "../limits/output-bounds";
 
 export async function runExchange(deps: GatewayDeps, request: Request, dialect: Dialect): Promise<Response> {
   const call = new GatewayCall(deps, request, dialect.endpoint);
+  const settlement = call.settlement;
   try {
-    await call.authenticate();
+    const key = await authenticateCaller(deps, request);
     const read = await readJsonObject(request, deps.config.maxBodyBytes);
     checkJsonDepth(read.text);
     call.model = requireModel(read.body);
     checkItemCount(read.body, dialect.itemsField, deps.config.maxInputItems);
     const turn = dialect.read(read, deps, request);
-    await call.admit({ model: call.model, maxTokens: turn.maxTokens, maxTokensParam: turn.maxTokensParam, bodyBytes: read.bytes });
+    await admitCall(deps, call, key, { model: call.model, maxTokens: turn.maxTokens, maxTokensParam: turn.maxTokensParam, bodyBytes: read.bytes });
 
     const wanted = await turn.prepare(call);
     if (wanted instanceof Response) return wanted;
-    const intended = call.boundOutput(normalizeResponsesRequest(wanted, deps.normalizeOptions, dialect.inputFrom));
-    const posted = await postResponses(deps, call.model, intended, call.upstreamAbort.signal);
+    const intended = boundOutput(call.lease, normalizeResponsesRequest(wanted, deps.normalizeOptions, dialect.inputFrom));
+    const posted = await postResponses(deps, call.model, intended, settlement.upstreamAbort.signal);
     call.upstreamTtfbMs = posted.reply.ttfbMs;
     turn.upstreamAnswered?.(call);
     const source = new UpstreamEventSource(posted.reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted), posted.sentJson);
     call.meter = source;
     source.maxEventBytes = deps.config.maxUpstreamEventBytes;
     const toolNames = functionToolNames(posted.sent.tools);
-    if (turn.stream) return pipelineResponse(call, source, turn.sink(source, toolNames, call), deps.stalls, 200, call.headers(SSE_HEADERS));
-    const response = await collectUpstream(call, source, toolNames, turn.keep?.());
+    if (turn.stream) return pipelineResponse(settlement, source, turn.sink(source, toolNames, call), deps.stalls, 200, call.headers(SSE_HEADERS));
+    const response = await collectUpstream(settlement, source, toolNames, turn.keep?.());
     return Response.json(turn.reply(response, call), { headers: call.headers() });
   } catch (err) {
-    call.upstreamAbort.abort();
-    return call.fail(err, dialect.errorReply);
+    settlement.upstreamAbort.abort();
+    return errorReply(deps, call, err, dialect.errorReply);
   }
 }

@@ -1,6 +1,9 @@
 /** GET /v1/models: the live model list, filtered by the caller's model permission and serialised once per key. */
 import type { GatewayDeps } from "../gateway-deps";
-import { GatewayCall } from "../call";
+import { GatewayCall } from "../exchange/call-state";
+import { authenticateCaller } from "../exchange/authenticate";
+import { admitCall } from "../exchange/admit";
+import { errorReply } from "../exchange/error-reply";
 import type { ModelEntry } from "../upstream/model-list";
 
 /** Serialised lists per key, for as long as the upstream list they came from is the cached one. */
@@ -20,16 +23,16 @@ function renderFor(all: ModelEntry[], keyId: string, allows: (model: string) => 
 export async function handleModels(deps: GatewayDeps, request: Request): Promise<Response> {
   const call = new GatewayCall(deps, request, "models");
   try {
-    await call.authenticate();
-    const lease = await call.admit({ model: null, maxTokens: null, bodyBytes: 0 });
+    const key = await authenticateCaller(deps, request);
+    const lease = await admitCall(deps, call, key, { model: null, maxTokens: null, bodyBytes: 0 });
     const all = await deps.models.get();
     // A key's permission can change: the cache entry is per cached key object, which a reload replaces.
     const body = renderFor(all, lease.key.key.id + ":" + lease.key.key.updatedAt, lease.key.allowsModel);
-    call.finish(200, null);
+    call.settlement.finish(200, null);
     return new Response(body, {
       headers: call.headers({ "content-type": "application/json" }),
     });
   } catch (err) {
-    return call.fail(err);
+    return errorReply(deps, call, err);
   }
 }

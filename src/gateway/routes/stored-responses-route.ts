@@ -4,7 +4,10 @@
  * else's data. Admission is that of the model list: the key must be usable, and its RPM/RPD count.
  */
 import { AppError } from "../../errors";
-import { GatewayCall } from "../call";
+import { GatewayCall } from "../exchange/call-state";
+import { authenticateCaller } from "../exchange/authenticate";
+import { admitCall } from "../exchange/admit";
+import { errorReply } from "../exchange/error-reply";
 import type { GatewayDeps } from "../gateway-deps";
 
 const MAX_ID = 200;
@@ -16,13 +19,13 @@ function notFound(id: string): AppError {
 async function withKey(deps: GatewayDeps, request: Request, fn: (keyId: string, call: GatewayCall) => Promise<Response>): Promise<Response> {
   const call = new GatewayCall(deps, request, "responses.stored");
   try {
-    await call.authenticate();
-    const lease = await call.admit({ model: null, maxTokens: null, bodyBytes: 0 });
+    const key = await authenticateCaller(deps, request);
+    const lease = await admitCall(deps, call, key, { model: null, maxTokens: null, bodyBytes: 0 });
     const res = await fn(lease.key.key.id, call);
-    call.finish(res.status, null);
+    call.settlement.finish(res.status, null);
     return res;
   } catch (err) {
-    return call.fail(err);
+    return errorReply(deps, call, err);
   }
 }
 

@@ -32,7 +32,7 @@ export function parseUpstreamErrorBody(text: string): { message: string; code: s
 
 /**
  * An upstream refusal as the caller gets it, with what the upstream really said kept apart for the log
- * (GatewayCall.fail logs `detail` under the request id; a `generic` message gets the request id appended).
+ * (exchange/error-reply.ts logs `detail` under the request id; a `generic` message gets the request id appended).
  */
 export class UpstreamRefusal extends AppError {
   constructor(

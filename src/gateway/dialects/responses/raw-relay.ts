@@ -12,7 +12,7 @@ import { RawJsonRelay, RawSseRelay } from "../../pipeline/sinks/raw-sink";
 /** Upstream reply headers a raw caller gets back (hop-by-hop and the upstream's own quota headers stay behind). */
 const PASSED_HEADERS = ["content-type", "retry-after", "openai-processing-ms", "openai-version"];
 export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config" | "stalls">, call: ExchangeCall, text: string): Promise<Response> {
-  const reply = await deps.upstream.postResponses(text, call.upstreamAbort.signal, {
+  const reply = await deps.upstream.postResponses(text, call.settlement.upstreamAbort.signal, {
     raw: true,
     callerHeaders: call.request.headers,
   });
@@ -30,11 +30,11 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config" | "
 
   if (!upstream.body) {
     call.meter = { estimate: () => ({ inputTokens, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 }) };
-    call.finish(status, status >= 400 ? "upstream_status" : null);
+    call.settlement.finish(status, status >= 400 ? "upstream_status" : null);
     return new Response(null, { status, headers });
   }
   const isJson = (upstream.headers.get("content-type") ?? "").includes("json");
   const relay = isJson ? new RawJsonRelay(upstream.body, status, inputTokens) : new RawSseRelay(upstream.body, status, inputTokens, deps.config.maxUpstreamEventBytes);
   call.meter = relay;
-  return pipelineResponse(call, relay, relay, deps.stalls, status, headers);
+  return pipelineResponse(call.settlement, relay, relay, deps.stalls, status, headers);
 }

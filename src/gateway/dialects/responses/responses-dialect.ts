@@ -2,8 +2,9 @@
  * The Responses dialect (POST /v1/responses): the caller's body is already a Responses request. Raw mode sends it
  * upstream as written; a request that continues or keeps a response has its conversation expanded and is kept.
  */
-import { optionalBoolean, optionalCount } from "../../call";
+import { optionalBoolean, optionalCount } from "../../../http/json-fields";
 import type { Dialect, DialectTurn, ExchangeCall } from "../../exchange/dialect";
+import { boundRawText } from "../../limits/output-bounds";
 import type { GatewayDeps } from "../../gateway-deps";
 import type { JsonObject, ResponsesRequest } from "../../responses-types";
 import { buildConversation } from "../../responses/conversation";
@@ -32,7 +33,7 @@ export const responsesDialect: Dialect = {
       stream,
       async prepare(call) {
         // Raw goes as the caller wrote it, but never past the key's output bound.
-        if (raw) return await relayRaw(deps, call, call.boundRawText(body, text));
+        if (raw) return await relayRaw(deps, call, boundRawText(call.lease, body, text));
         const kept = await keeperFor(deps, call, body, bytes);
         keeper = kept?.keeper ?? null;
         return (kept ? continued(body, kept.input) : body) as ResponsesRequest;

@@ -1,0 +1,35 @@
+/**
+ * The first check of every gateway request, before its body is read. Unknown keys count against the client
+ * address, and each failure past a few waits out the address's lockout (at most 5 s) before its 401: guessing is
+ * slowed while a valid key from the same address (a shared NAT) is never refused. Codes stay those of the spec.
+ */
+import { isAppError } from "../../errors";
+import { bearerToken } from "../../http/bearer";
+import { clientAddress } from "../../http/client-address";
+import type { CallDeps } from "../gateway-deps";
+import type { CachedKey } from "../keys/key-cache";
+import { authenticate } from "../limits/admission";
+
+const MAX_FAILURE_DELAY_MS = 5000;
+
+export async function authenticateCaller(deps: Pick<CallDeps, "admission" | "keyThrottle">, request: Request): Promise<CachedKey> {
+  try {
+    try {
+      return authenticate(deps.admission, request.headers.get("authorization"));
+    } catch (err) {
+      // Not in the cache: a key created a moment ago elsewhere may not have reached it yet.
+      if (!isAppError(err) || err.code !== "invalid_api_key") throw err;
+      const found = await deps.admission.keys.resolve(bearerToken(request.headers.get("authorization"))!);
+      if (!found) throw err;
+      return found;
+    }
+  } catch (err) {
+    if (isAppError(err) && err.code === "invalid_api_key") {
+      const address = clientAddress(request);
+      deps.keyThrottle.fail(address);
+      const waitMs = Math.min(MAX_FAILURE_DELAY_MS, deps.keyThrottle.retryAfterMs(address));
+      if (waitMs > 0) await Bun.sleep(waitMs);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * One gateway call's state: its ids, timing, model, lease and what the upstream answered. Authentication, the
+ * settlement, output bounds and error replies are their own modules; this holds what they read.
+ */
+import { clientRequestIdOf, newRequestId } from "../../http/request-id";
+import type { CallDeps } from "../gateway-deps";
+import type { Lease } from "../limits/admission";
+import type { UsageMeter } from "../pipeline/pipeline-call";
+import { CallSettlement, type Endpoint } from "./settlement";
+
+export class GatewayCall {
+  /** Gantry's own id of this call: the ledger row's unique id, and the `x-request-id` of the reply and the log line. */
+  readonly requestId = newRequestId();
+  /** The caller's X-Request-Id when well-formed: logged and echoed as `x-client-request-id`, never the ledger's id. */
+  readonly clientRequestId: string | null;
+  readonly startedAt = performance.now();
+  readonly startedAtMs: number;
+  lease: Lease | null = null;
+  model = "";
+  upstreamTtfbMs: number | null = null;
+  /** Set once the upstream answered: what a cut call is charged is estimated from it. */
+  meter: UsageMeter | null = null;
+  /** The call's one settlement, and the PipelineCall its stream is driven with. */
+  readonly settlement: CallSettlement;
+
+  constructor(
+    deps: CallDeps,
+    readonly request: Request,
+    readonly endpoint: Endpoint,
+  ) {
+    this.clientRequestId = clientRequestIdOf(request);
+    this.startedAtMs = deps.now();
+    this.settlement = new CallSettlement(deps, this);
+  }
+
+  /** Headers every reply of this call carries. */
+  headers(extra?: Record<string, string>): Record<string, string> {
+    const client = this.clientRequestId === null ? undefined : { "x-client-request-id": this.clientRequestId };
+    return { "x-request-id": this.requestId, ...client, ...this.lease?.headers, ...extra };
+  }
+}
