@@ -63,8 +63,8 @@ export class CallSettlement implements PipelineCall {
     return abort;
   }
 
-  /** Set by a streamed reply's body when the server first pulls it (the body's own code then settles the call). */
-  streamStarted = false;
+  /** Set when the pipeline starts: a streamed body the server pulled settles the call itself. */
+  private streamStarted = false;
 
   /**
    * An upstream call is over when its terminal event arrived AND its body is closed (read to its end, cancelled or
@@ -75,7 +75,8 @@ export class CallSettlement implements PipelineCall {
   private bodyOpen = false;
   private releaseLease: (() => void) | null = null;
 
-  upstreamBodyOpen(): void {
+  started(): void {
+    this.streamStarted = true;
     this.bodyOpen = true;
   }
 

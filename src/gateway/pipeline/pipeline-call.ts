@@ -14,10 +14,11 @@ export interface UsageMeter {
 export interface PipelineCall {
   /** Aborts the upstream request (linked to the caller's disconnect). */
   readonly upstreamAbort: AbortController;
-  /** Set when the server first pulls a streamed body (from then on the pipeline settles the call). */
-  streamStarted: boolean;
-  /** The upstream body is being read: the lease is given back only once it is closed too. */
-  upstreamBodyOpen(): void;
+  /**
+   * The pipeline starts (the server pulled a streamed body, or a collection began): from then on it settles the
+   * call, and the upstream body is being read, so the lease is given back only once that body is closed too.
+   */
+  started(): void;
   upstreamBodyClosed(): void;
   /** The caller stopped reading: abort the upstream and settle as cut by the caller. */
   stalled(): void;

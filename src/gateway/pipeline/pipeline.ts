@@ -66,9 +66,9 @@ export interface PipelineSink<B> {
  * collected reply, which yields nothing).
  */
 export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource<B>, sink: PipelineSink<B>, stalls: StallWatch | null): AsyncGenerator<Output> {
-  call.streamStarted = true;
-  // The call's slot is given back once the upstream body is closed too, not at its terminal event alone.
-  call.upstreamBodyOpen();
+  // From here the pipeline settles the call; its slot comes back once the upstream body is closed too, not at its
+  // terminal event alone.
+  call.started();
   const stall = stalls?.track(() => call.stalled()) ?? null;
   let status = sink.okStatus ?? 200;
   let errorCode: string | null = sink.okCode ?? null;
