@@ -1,9 +1,6 @@
 /** GET /v1/models: the live model list, filtered by the caller's model permission and serialised once per key. */
 import type { GatewayDeps } from "../gateway-deps";
-import { GatewayCall } from "../exchange/call-state";
-import { authenticateCaller } from "../exchange/authenticate";
-import { admitCall } from "../exchange/admit";
-import { errorReply } from "../exchange/error-reply";
+import { runKeyedCall } from "../exchange/keyed-call";
 import type { ModelEntry } from "../upstream/model-list";
 
 /** Serialised lists per key, for as long as the upstream list they came from is the cached one. */
@@ -20,19 +17,11 @@ function renderFor(all: ModelEntry[], keyId: string, allows: (model: string) => 
   return body;
 }
 
-export async function handleModels(deps: GatewayDeps, request: Request): Promise<Response> {
-  const call = new GatewayCall(deps, request, "models");
-  try {
-    const key = await authenticateCaller(deps, request);
-    const lease = await admitCall(deps, call, key, { model: null, maxTokens: null, bodyBytes: 0 });
+export function handleModels(deps: GatewayDeps, request: Request): Promise<Response> {
+  return runKeyedCall(deps, request, "models", async (lease, call) => {
     const all = await deps.models.get();
     // A key's permission can change: the cache entry is per cached key object, which a reload replaces.
     const body = renderFor(all, lease.key.key.id + ":" + lease.key.key.updatedAt, lease.key.allowsModel);
-    call.settlement.finish(200, null);
-    return new Response(body, {
-      headers: call.headers({ "content-type": "application/json" }),
-    });
-  } catch (err) {
-    return errorReply(deps, call, err);
-  }
+    return new Response(body, { headers: call.headers({ "content-type": "application/json" }) });
+  });
 }

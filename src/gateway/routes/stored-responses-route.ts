@@ -4,10 +4,8 @@
  * else's data. Admission is that of the model list: the key must be usable, and its RPM/RPD count.
  */
 import { AppError } from "../../errors";
-import { GatewayCall } from "../exchange/call-state";
-import { authenticateCaller } from "../exchange/authenticate";
-import { admitCall } from "../exchange/admit";
-import { errorReply } from "../exchange/error-reply";
+import type { GatewayCall } from "../exchange/call-state";
+import { runKeyedCall } from "../exchange/keyed-call";
 import type { GatewayDeps } from "../gateway-deps";
 
 const MAX_ID = 200;
@@ -16,17 +14,8 @@ function notFound(id: string): AppError {
   return new AppError("not_found", `Response with id '${id.slice(0, MAX_ID)}' not found.`, { type: "invalid_request_error" });
 }
 
-async function withKey(deps: GatewayDeps, request: Request, fn: (keyId: string, call: GatewayCall) => Promise<Response>): Promise<Response> {
-  const call = new GatewayCall(deps, request, "responses.stored");
-  try {
-    const key = await authenticateCaller(deps, request);
-    const lease = await admitCall(deps, call, key, { model: null, maxTokens: null, bodyBytes: 0 });
-    const res = await fn(lease.key.key.id, call);
-    call.settlement.finish(res.status, null);
-    return res;
-  } catch (err) {
-    return errorReply(deps, call, err);
-  }
+function withKey(deps: GatewayDeps, request: Request, fn: (keyId: string, call: GatewayCall) => Promise<Response>): Promise<Response> {
+  return runKeyedCall(deps, request, "responses.stored", (lease, call) => fn(lease.key.key.id, call));
 }
 
 export function handleGetResponse(deps: GatewayDeps, request: Request, id: string): Promise<Response> {

@@ -1,0 +1,29 @@
+/**
+ * A gateway request that is not a conversation (the model list, a key's stored responses): the same key check and
+ * admission with no model (rates only: no slot, no reservation), the answer, and the one settlement.
+ */
+import type { CallDeps } from "../gateway-deps";
+import type { Lease } from "../limits/admission";
+import { admitCall } from "./admit";
+import { authenticateCaller } from "./authenticate";
+import { GatewayCall } from "./call-state";
+import { errorReply } from "./error-reply";
+import type { Endpoint } from "./settlement";
+
+export async function runKeyedCall(
+  deps: CallDeps,
+  request: Request,
+  endpoint: Endpoint,
+  answer: (lease: Lease, call: GatewayCall) => Promise<Response>,
+): Promise<Response> {
+  const call = new GatewayCall(deps, request, endpoint);
+  try {
+    const key = await authenticateCaller(deps, request);
+    const lease = await admitCall(deps, call, key, { model: null, maxTokens: null, bodyBytes: 0 });
+    const res = await answer(lease, call);
+    call.settlement.finish(res.status, null);
+    return res;
+  } catch (err) {
+    return errorReply(deps, call, err);
+  }
+}
