@@ -2,7 +2,7 @@
  * What writing a kept response costs in SQLite, through Gantry's own repository (SqliteStoredResponses on its
  * migrations), so the figure follows whatever the repository writes: the numbers behind "the cost of keeping" in
  * docs/performance.md.
- *   bun bench/store-rows.ts [--batches N] [--inputs K]
+ *   bun bench/store-rows.ts [--batches N] [--inputs K] [--output-ids no]
  *   GANTRY_BENCH_SOURCE=/path/to/checkout bun bench/store-rows.ts   (another checkout's src/, for a baseline)
  * Writes responses shaped like the bench stream's (a response of about 955 bytes with two output items, and its
  * input: K items, one by default, about 289 bytes each), 16 puts at a time so the group commit writes them in one
@@ -17,9 +17,12 @@ import { GANTRY_SOURCE } from "./servers";
 
 const { openDatabase } = await import(join(GANTRY_SOURCE, "src/store/sqlite/db.ts"));
 const { SqliteStoredResponses } = await import(join(GANTRY_SOURCE, "src/store/sqlite/stored-responses.ts"));
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { batches: { type: "string" }, inputs: { type: "string" } } });
+const { values } = parseArgs({ args: Bun.argv.slice(2), options: { batches: { type: "string" }, inputs: { type: "string" }, "output-ids": { type: "string" } } });
 const BATCHES = Number(values.batches ?? 2000);
 const INPUTS = Number(values.inputs ?? 1);
+/** --output-ids no: output items without ids, so the repository writes no row for them (what keeping would cost if
+ * output items were found through their response instead of a row each). */
+const OUTPUT_IDS = values["output-ids"] !== "no";
 const PER_BATCH = 16;
 /** The default limits (GANTRY_STORED_RESPONSES_PER_KEY, GANTRY_STORED_BYTES_PER_KEY): a checkout without them ignores them. */
 const LIMITS = { responses: 20_000, bytes: 512 * 1024 * 1024 };
@@ -33,7 +36,12 @@ const message = (role: string, type: string, text: string) => ({ id: id("msg"), 
 function kept(b: number) {
   const responseId = id("resp");
   const now = Date.now();
-  const output = [message("assistant", "output_text", "z".repeat(100)), message("assistant", "output_text", "z".repeat(100))];
+  const outputItem = () => {
+    const item: Record<string, unknown> = message("assistant", "output_text", "z".repeat(100));
+    if (!OUTPUT_IDS) delete item.id;
+    return item;
+  };
+  const output = [outputItem(), outputItem()];
   const response = { id: responseId, object: "response", created_at: Math.floor(now / 1000), status: "completed", model: "demo-mini", output, usage: { input_tokens: 12, output_tokens: 40, total_tokens: 52 }, padding: "x".repeat(450) };
   const inputItems = Array.from({ length: INPUTS }, () => message("user", "input_text", "y".repeat(200)));
   return { id: responseId, keyId: `key_bench_${b % 8}`, previousId: null, model: "demo-mini", createdAt: now, expiresAt: now + 86_400_000, response, inputItems };
@@ -52,4 +60,4 @@ for (let b = 0; b < BATCHES; b++) {
 }
 db.close();
 rmSync(dir, { recursive: true, force: true });
-process.stdout.write(`${(cpu / (BATCHES * PER_BATCH)).toFixed(1).padStart(6)} µs CPU per kept response (${INPUTS} input item(s), ${BATCHES} batches of ${PER_BATCH}; ${GANTRY_SOURCE})\n`);
+process.stdout.write(`${(cpu / (BATCHES * PER_BATCH)).toFixed(1).padStart(6)} µs CPU per kept response (${INPUTS} input item(s), output ids ${OUTPUT_IDS ? "yes" : "no"}, ${BATCHES} batches of ${PER_BATCH}; ${GANTRY_SOURCE})\n`);
