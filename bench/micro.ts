@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { GANTRY_SOURCE } from "./servers";
-import type { ResponsesStreamEvent } from "../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../src/gateway/wire/responses-types";
 // From the checkout under test (GANTRY_BENCH_SOURCE), so two versions of the code can be compared.
 const src = (p: string) => import(join(GANTRY_SOURCE, "src", p));
 // The pure wire code lives in gateway/wire/ (gateway/stream/ in checkouts before issue 32).

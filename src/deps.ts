@@ -9,7 +9,7 @@ import type { Config } from "./config";
 import type { AdmissionDeps } from "./gateway/limits/admission";
 import { KeyCache } from "./gateway/keys/key-cache";
 import { InProcessLimiter, type LimiterStore } from "./gateway/limits/limiter";
-import type { Prices } from "./gateway/limits/quota";
+import type { Prices } from "./gateway/limits/rules/quota";
 import { ModelList } from "./gateway/upstream/model-list";
 import type { NormalizeOptions } from "./gateway/translate/normalize";
 import { Upstream } from "./gateway/upstream/upstream";

@@ -9,8 +9,8 @@ import { Elysia } from "elysia";
 import { t } from "elysia";
 import type { EngagementServices } from "../site/engagement-services";
 import { MAX_JSON_DEPTH, readJsonObject } from "../http/body";
-import { toAnnouncementView } from "../site/announcements/announcements";
-import { AnnouncementInput, announcementStatus, checkInput, resolveAnnouncement } from "../site/announcements/announcement-input";
+import { toAnnouncementView } from "../site/announcements/rules/announcements";
+import { AnnouncementInput, announcementStatus, checkInput, resolveAnnouncement } from "../site/announcements/rules/announcement-input";
 import type { Announcement } from "../site/announcements/announcement-repository";
 import type { AnnouncementView, Surface } from "../site/announcements/announcement-types";
 

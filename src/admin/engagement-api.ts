@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import type { EngagementServices } from "../site/engagement-services";
 import { MAX_JSON_DEPTH, readBodyText, readJsonObject } from "../http/body";
-import { AnnouncementInput, ReshowInput, announcementAdminView, checkInput } from "../site/announcements/announcement-input";
+import { AnnouncementInput, ReshowInput, announcementAdminView, checkInput } from "../site/announcements/rules/announcement-input";
 import type { StoredAnnouncement } from "../site/announcements/announcement-repository";
 import { AppError } from "../errors";
 

@@ -2,14 +2,14 @@
  * `gantry announcements ...`: create, list, show, update, reshow, delete, preview — the same service and
  * schema as /admin/api/announcements, on the same database (a running server sees changes at once).
  */
-import { parseAnnouncementQuery } from "../site/announcements/announcements";
+import { parseAnnouncementQuery } from "../site/announcements/rules/announcements";
 import {
   AnnouncementInput,
   announcementAdminView,
   checkInput,
   resolveAnnouncement,
   type AnnouncementAdminView,
-} from "../site/announcements/announcement-input";
+} from "../site/announcements/rules/announcement-input";
 import type { LocaleText } from "../site/announcements/announcement-repository";
 import type { Group } from "./command";
 import { STORE_SETTINGS, UsageError, print, printJson, table, withStore } from "./common";

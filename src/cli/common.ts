@@ -1,5 +1,5 @@
 /** What every command shares: reading its settings, opening the store, printing, and failing with one clear line. */
-import { escapeControls, escapeJsonControls } from "../control-chars";
+import { escapeControls, escapeJsonControls } from "../rules/control-chars";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";

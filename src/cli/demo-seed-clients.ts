@@ -10,9 +10,9 @@
  * that already knows clients gets only the live ones.
  */
 import type { AppDeps } from "../deps";
-import { parseHeartbeat, HEARTBEAT_INTERVAL_SECONDS, type MergedHeartbeat } from "../site/heartbeats/heartbeat-input";
+import { parseHeartbeat, HEARTBEAT_INTERVAL_SECONDS, type MergedHeartbeat } from "../site/heartbeats/rules/heartbeat-input";
 import type { ClientRepository, OnlineSample } from "../site/heartbeats/client-repository";
-import { MINUTE_MS, SERIES_RETENTION_MS, minuteOf } from "../site/heartbeats/client-stats";
+import { MINUTE_MS, SERIES_RETENTION_MS, minuteOf } from "../site/heartbeats/rules/client-stats";
 import { dailyRhythm, demoRandom, type DemoRandom } from "./demo-seed-random";
 
 const DAY_MS = 86_400_000;

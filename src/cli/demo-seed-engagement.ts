@@ -5,7 +5,7 @@
  * them instead of piling up copies.
  */
 import type { AppDeps } from "../deps";
-import type { AnnouncementInput } from "../site/announcements/announcement-input";
+import type { AnnouncementInput } from "../site/announcements/rules/announcement-input";
 
 const DAY_MS = 86_400_000;
 

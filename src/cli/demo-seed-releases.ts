@@ -5,7 +5,7 @@
  */
 import type { AppDeps } from "../deps";
 import { storedFields } from "../site/releases/asset-digests";
-import { classifyAsset } from "../site/releases/classify";
+import { classifyAsset } from "../site/releases/rules/classify";
 
 const DAY_MS = 86_400_000;
 

@@ -8,7 +8,7 @@
  * usage is never mixed with made-up rows.
  */
 import type { AppDeps } from "../deps";
-import { costOf } from "../gateway/limits/quota";
+import { costOf } from "../gateway/limits/rules/quota";
 import type { LedgerEntry } from "../gateway/usage/ledger-repository";
 import { dailyRhythm, demoRandom, type DemoRandom } from "./demo-seed-random";
 

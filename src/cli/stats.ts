@@ -3,7 +3,7 @@
  * GET /admin/api/stats/clients) and `gantry stats series [--minutes N] [--step S] [--json]` (the per-minute
  * online series of GET /admin/api/stats/clients/series).
  */
-import type { ClientStats, Distribution, OnlineSeries } from "../site/heartbeats/client-stats";
+import type { ClientStats, Distribution, OnlineSeries } from "../site/heartbeats/rules/client-stats";
 import type { Group } from "./command";
 import { STORE_SETTINGS, print, printJson, table, withStore } from "./common";
 

@@ -11,7 +11,7 @@ import { copyStore, type CopyReport } from "../store/copy/copy-store";
 import { PostgresSide } from "../store/postgres/copy-side";
 import { SqliteSide } from "../store/sqlite/copy-side";
 import type { Mirror } from "../site/downloads/mirror";
-import { MIRROR_RECORD_KEY, encodeMirrorLocation } from "../site/downloads/mirror-location";
+import { MIRROR_RECORD_KEY, encodeMirrorLocation } from "../site/downloads/rules/mirror-location";
 import type { Group } from "./command";
 import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase, printJson, table } from "./common";
 

@@ -16,7 +16,7 @@
  * for the read.
  */
 import { closeSync, openSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
-import { overCap, parseTcpTable, type TcpConnection } from "./tcp-table";
+import { overCap, parseTcpTable, type TcpConnection } from "./rules/tcp-table";
 import type { ShutdownSocket } from "./socket-shutdown";
 
 export interface ConnectionCapOptions {

@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import { corsOf, isCorsPath, keepCors } from "./http/cors";
 import { heartbeatRoutes, type HeartbeatRoutesDeps } from "./heartbeats/heartbeat-routes";
-import { refuseRepeatedParams } from "./http/query-params";
+import { refuseRepeatedParams } from "./http/rules/query-params";
 import { feedRoutes, type FeedRoutesDeps } from "./protocols/feed-routes";
 import { releaseRoutes, type ReleaseRoutesDeps } from "./releases/release-routes";
 import type { SiteDocuments } from "./site-documents";

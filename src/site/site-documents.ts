@@ -6,11 +6,11 @@
  * route's behaviour; the native table serves them without Elysia's routing and hooks.
  */
 import { AppError } from "../errors";
-import { parseAnnouncementQuery } from "./announcements/announcements";
+import { parseAnnouncementQuery } from "./announcements/rules/announcements";
 import { SiteCors, keepCors } from "./http/cors";
 import { whenReady } from "./http/document-cache";
 import type { EngagementServices } from "./engagement-services";
-import { queryParams } from "./http/query-params";
+import { queryParams } from "./http/rules/query-params";
 import { releaseDocuments, type DocumentRoute, type ReleaseDocumentsDeps } from "./releases/release-documents";
 import { documentReply } from "./http/revalidation";
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { seedDemo, type DemoSeed } from "../../src/cli/demo-seed";
 import { DEMO_CLIENTS_KNOWN, DEMO_CLIENTS_ONLINE } from "../../src/cli/demo-seed-clients";
-import { compareVersions } from "../../src/site/releases/versions";
+import { compareVersions } from "../../src/site/releases/rules/versions";
 import { createSimulatedUpstream } from "../../src/gateway/simulator/simulated-upstream";
 import { authed, startGantry, type Gantry } from "../support/harness";
 import { pollUntil } from "../support/poll";

@@ -13,7 +13,7 @@ import { startGantry, type Gantry } from "../support/harness";
 import { bytesOf } from "../support/fake-github";
 import { pollUntil } from "../support/poll";
 import { tempDirs } from "../support/temp-dirs";
-import { rolloutBucket } from "../../src/site/releases/rollout";
+import { rolloutBucket } from "../../src/site/releases/rules/rollout";
 
 const ROOT = join(import.meta.dir, "../..");
 const CLIENT = join(ROOT, "tests/support/electron-updater-client.cjs");

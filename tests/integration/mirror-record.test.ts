@@ -10,7 +10,7 @@ import { defaultConfig, type Config } from "../../src/config";
 import { createDeps } from "../../src/deps";
 import { silentLogger } from "../../src/log";
 import { MirrorMismatchError } from "../../src/site/downloads/mirror-record";
-import { MIRROR_RECORD_KEY, parseMirrorLocation } from "../../src/site/downloads/mirror-location";
+import { MIRROR_RECORD_KEY, parseMirrorLocation } from "../../src/site/downloads/rules/mirror-location";
 import { refusedStart } from "../reliability/serve-process";
 import { freshDatabase, postgresUnavailable } from "../support/postgres";
 import { s3Server, s3Unavailable, type S3Server } from "../support/s3";

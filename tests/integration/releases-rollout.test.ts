@@ -10,7 +10,7 @@ import { startGantry, type Gantry } from "../support/harness";
 import { seenFromAnotherProcess } from "../support/other-process";
 import { pollUntil } from "../support/poll";
 import { tempDirs } from "../support/temp-dirs";
-import { rolloutOffers } from "../../src/site/releases/rollout";
+import { rolloutOffers } from "../../src/site/releases/rules/rollout";
 
 const ROOT = join(import.meta.dir, "../..");
 const BUN = join(ROOT, "node_modules/.bin/bun");

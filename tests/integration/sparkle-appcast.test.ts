@@ -13,7 +13,7 @@ import { bytesOf } from "../support/fake-github";
 import { minisignKeys, minisignSign, type MinisignKeys } from "../support/minisign";
 import { seenFromAnotherProcess } from "../support/other-process";
 import { tempDirs } from "../support/temp-dirs";
-import { rolloutBucket } from "../../src/site/releases/rollout";
+import { rolloutBucket } from "../../src/site/releases/rules/rollout";
 
 const ROOT = join(import.meta.dir, "../..");
 const BUN = join(ROOT, "node_modules/.bin/bun");

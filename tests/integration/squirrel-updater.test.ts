@@ -12,7 +12,7 @@ import { startGantry, type Gantry } from "../support/harness";
 import { bytesOf } from "../support/fake-github";
 import { pollUntil } from "../support/poll";
 import { tempDirs } from "../support/temp-dirs";
-import { rolloutBucket } from "../../src/site/releases/rollout";
+import { rolloutBucket } from "../../src/site/releases/rules/rollout";
 
 const ROOT = join(import.meta.dir, "../..");
 const SYNC_RELEASES = join(ROOT, "node_modules/electron-winstaller/vendor/SyncReleases.exe");

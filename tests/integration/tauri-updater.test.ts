@@ -12,7 +12,7 @@ import { bytesOf } from "../support/fake-github";
 import { pollUntil } from "../support/poll";
 import { seenFromAnotherProcess } from "../support/other-process";
 import { tempDirs } from "../support/temp-dirs";
-import { rolloutBucket } from "../../src/site/releases/rollout";
+import { rolloutBucket } from "../../src/site/releases/rules/rollout";
 
 const ROOT = join(import.meta.dir, "../..");
 const BUN = join(ROOT, "node_modules/.bin/bun");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startGantry, type Gantry } from "../support/harness";
 import { bytesOf } from "../support/fake-github";
 import { tempDirs } from "../support/temp-dirs";
-import { rolloutBucket } from "../../src/site/releases/rollout";
+import { rolloutBucket } from "../../src/site/releases/rules/rollout";
 
 const ROOT = join(import.meta.dir, "../..");
 const CLIENT = join(ROOT, "tests/support/velopack-client.cjs");

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors";
-import { filterAnnouncements, normalizeLocale, parseAnnouncementQuery } from "../../src/site/announcements/announcements";
+import { filterAnnouncements, normalizeLocale, parseAnnouncementQuery } from "../../src/site/announcements/rules/announcements";
 import type { Announcement } from "../../src/site/announcements/announcement-repository";
 import type { AnnouncementQuery } from "../../src/site/announcements/announcement-types";
-import { compareVersions, isValidVersion } from "../../src/site/releases/versions";
+import { compareVersions, isValidVersion } from "../../src/site/releases/rules/versions";
 import { junkJson, runs, trickyString } from "./arbitraries";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");

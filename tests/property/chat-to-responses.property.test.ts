@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors";
 import { normalizeResponsesRequest } from "../../src/gateway/translate/normalize";
-import type { JsonObject } from "../../src/gateway/responses-types";
+import type { JsonObject } from "../../src/gateway/wire/responses-types";
 import { chatToResponses, type ChatToResponsesResult } from "../../src/gateway/translate/chat-to-responses";
 import { deepFreeze, jsonObjectOf, junkJson, orJunk, runs, trickyString, withOneDefect } from "./arbitraries";
 

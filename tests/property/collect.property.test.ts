@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { createResponseCollector, type CollectedResponse } from "../../src/gateway/wire/collect";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { runs } from "./arbitraries";
 import { anyEvents, argsOf, eventsOf, junkEvent, streamSpec, textOfPart } from "./responses-stream-model";
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors";
 import { normalizeResponsesRequest, type NormalizeOptions } from "../../src/gateway/translate/normalize";
-import type { JsonObject, ResponsesRequest } from "../../src/gateway/responses-types";
+import type { JsonObject, ResponsesRequest } from "../../src/gateway/wire/responses-types";
 import { deepFreeze, jsonObjectOf, junkJson, orJunk, runs, trickyString } from "./arbitraries";
 
 const ENCRYPTED = "reasoning.encrypted_content";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { parseRange, type ByteRange } from "../../src/site/downloads/range";
+import { parseRange, type ByteRange } from "../../src/site/downloads/rules/range";
 import { runs, trickyString } from "./arbitraries";
 
 /** Representation sizes: empty, tiny, ordinary, and past Number's exact integers. */

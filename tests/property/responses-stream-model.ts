@@ -4,7 +4,7 @@
  * stream-to-chat, responses-to-chat and collector properties.
  */
 import fc from "fast-check";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { jsonObjectOf, junkJson, orJunk, ownObject, trickyString } from "./arbitraries";
 
 export type PartSpec = { kind: "output_text" | "refusal"; chunks: string[] };

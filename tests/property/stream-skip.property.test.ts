@@ -4,7 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { rewriteSkipping } from "../support/rewrite-skipping";
 import { createResponsesStreamRewriter } from "../../src/gateway/wire/stream-rewrite";
 import { anyEvents, eventsOf, streamSpec } from "./responses-stream-model";

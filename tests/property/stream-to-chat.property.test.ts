@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors";
 import { createResponseCollector } from "../../src/gateway/wire/collect";
-import type { ResponseObject, ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponseObject, ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { responsesToChat } from "../../src/gateway/translate/responses-to-chat";
 import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat";
 import { runs } from "./arbitraries";

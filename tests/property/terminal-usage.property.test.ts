@@ -9,7 +9,7 @@ import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { lastUsageObject, terminalUsageFromText } from "../../src/gateway/wire/json-usage";
 import { usageOf } from "../../src/gateway/wire/upstream-events";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { runs, trickyString } from "./arbitraries";
 
 const usage = fc.record(

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { compareVersions, isPrerelease, isValidVersion, normalizeVersion, parseVersion } from "../../src/site/releases/versions";
+import { compareVersions, isPrerelease, isValidVersion, normalizeVersion, parseVersion } from "../../src/site/releases/rules/versions";
 import { runs, trickyString } from "./arbitraries";
 
 const num = fc.oneof(

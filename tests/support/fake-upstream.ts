@@ -5,7 +5,7 @@
  * abort propagation can be asserted from the upstream's side.
  */
 
-import type { ResponsesStreamEvent, ResponsesUsage } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent, ResponsesUsage } from "../../src/gateway/wire/responses-types";
 import {
   buildResponseEvents,
   encodeEventFrames,

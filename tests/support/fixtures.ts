@@ -3,8 +3,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/wire/sse/decode";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
-import type { HeartbeatRecord, MergedHeartbeat } from "../../src/site/heartbeats/heartbeat-input";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
+import type { HeartbeatRecord, MergedHeartbeat } from "../../src/site/heartbeats/rules/heartbeat-input";
 
 const DIR = join(import.meta.dir, "..", "fixtures", "responses");
 

@@ -3,7 +3,7 @@
  * arrives as an SSE frame, is classified, and an unread event the rewriter skips goes out as its own text. Tests
  * compare it with pushing every parsed event.
  */
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { classify, isUnread } from "../../src/gateway/wire/stream-event";
 import type { ResponsesStreamRewriter } from "../../src/gateway/wire/stream-rewrite";
 

@@ -10,7 +10,7 @@ import {
   reshowKey,
   resolveAnnouncement,
 
-} from "../../src/site/announcements/announcement-input";
+} from "../../src/site/announcements/rules/announcement-input";
 import { announcementInputFromFlags, applyLocaleTexts } from "../../src/cli/announcements";
 import { UsageError } from "../../src/cli/common";
 import { thrownAppError } from "../support/app-error";

@@ -9,7 +9,7 @@ import {
   normalizeLocale,
   parseAnnouncementQuery,
   pickLocaleText,
-} from "../../src/site/announcements/announcements";
+} from "../../src/site/announcements/rules/announcements";
 import type { Announcement } from "../../src/site/announcements/announcement-repository";
 import type { AnnouncementQuery } from "../../src/site/announcements/announcement-types";
 import { AppError } from "../../src/errors";

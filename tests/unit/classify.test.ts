@@ -9,7 +9,7 @@ import {
   normalizeFileType,
   normalizePlatform,
   pickWebZip,
-} from "../../src/site/releases/classify";
+} from "../../src/site/releases/rules/classify";
 import type { Asset } from "../../src/site/releases/release-repository";
 
 describe("classifyAsset", () => {

@@ -7,7 +7,7 @@ import {
   onlineSince,
   parseSeriesQuery,
   type ClientGroup,
-} from "../../src/site/heartbeats/client-stats";
+} from "../../src/site/heartbeats/rules/client-stats";
 
 const NOW = Date.parse("2025-06-15T12:34:56.789Z");
 const MIN = 60_000;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { addOutputText } from "openai/lib/ResponsesParser";
 import { createResponseCollector } from "../../src/gateway/wire/collect";
 import { streamErrorOf, usageOf } from "../../src/gateway/wire/upstream-events";
-import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import { TERMINAL_EVENT_TYPES, type ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { fixtureEvents } from "../support/fixtures";
 
 function collect(events: ResponsesStreamEvent[]) {

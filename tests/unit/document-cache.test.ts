@@ -1,7 +1,7 @@
 /** DocumentCache: kept until the source's stamp moves, or (getUntil) until the time the builder named. */
 import { expect, test } from "bun:test";
 import { DocumentCache, type RenderedDocument } from "../../src/site/http/document-cache";
-import { nextVisibilityChange } from "../../src/site/announcements/announcements";
+import { nextVisibilityChange } from "../../src/site/announcements/rules/announcements";
 import type { Announcement } from "../../src/site/announcements/announcement-repository";
 
 const body = async (doc: RenderedDocument | Promise<RenderedDocument>) => (await doc).body;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows, sanitizeFileName } from "../../src/site/downloads/download-headers";
+import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows, sanitizeFileName } from "../../src/site/downloads/rules/download-headers";
 
 describe("sanitizeFileName", () => {
   test("keeps ordinary names", () => {

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { UpstreamEventSource, IDLE, type UpstreamEvent } from "../../src/gateway/pipeline/event-source";
-import { tokensOfBytes } from "../../src/gateway/limits/quota";
+import { tokensOfBytes } from "../../src/gateway/limits/rules/quota";
 
 const DELTAS = 4000;
 const frame = (ev: { type: string; [k: string]: unknown }) => `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;

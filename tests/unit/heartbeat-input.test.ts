@@ -6,7 +6,7 @@ import {
   mergeHeartbeats,
   parseHeartbeat,
   resolveClientId,
-} from "../../src/site/heartbeats/heartbeat-input";
+} from "../../src/site/heartbeats/rules/heartbeat-input";
 import { heartbeatRecord } from "../support/fixtures";
 import { thrownAppError } from "../support/app-error";
 

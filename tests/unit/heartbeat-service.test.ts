@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { AppError } from "../../src/errors";
 import { silentLogger } from "../../src/log";
 import type { ClientRepository } from "../../src/site/heartbeats/client-repository";
-import type { MergedHeartbeat } from "../../src/site/heartbeats/heartbeat-input";
+import type { MergedHeartbeat } from "../../src/site/heartbeats/rules/heartbeat-input";
 import { HeartbeatService } from "../../src/site/heartbeats/heartbeat-service";
 import { heartbeatRecord } from "../support/fixtures";
 

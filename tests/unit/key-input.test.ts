@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { checkKeyInput, keyFieldsFrom, keyState, MAX_LIMIT, type KeyInput } from "../../src/gateway/keys/key-input";
 import { keyInputFromFlags } from "../../src/cli/keys";
 import { AppError } from "../../src/errors";
-import { parseZonedTime } from "../../src/time-input";
+import { parseZonedTime } from "../../src/rules/time-input";
 import { thrownAppError } from "../support/app-error";
 
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { classifyAsset } from "../../src/site/releases/classify";
+import { classifyAsset } from "../../src/site/releases/rules/classify";
 import {
   buildLatestDocument,
   buildLegacyManifest,
@@ -8,7 +8,7 @@ import {
   pickLatestRelease,
   rankReleases,
   type SiteContext,
-} from "../../src/site/releases/latest";
+} from "../../src/site/releases/rules/latest";
 import type { Asset, Release } from "../../src/site/releases/release-repository";
 import { AppError } from "../../src/errors";
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { canTake, createBucket, msUntilFull, msUntilToken, resize, take } from "../../src/gateway/limits/token-bucket";
-import { costOf, quotaExhausted } from "../../src/gateway/limits/quota";
-import { MAX_MODEL_NAME, compileModelPermission, modelNameProblem } from "../../src/gateway/limits/model-match";
+import { canTake, createBucket, msUntilFull, msUntilToken, resize, take } from "../../src/gateway/limits/rules/token-bucket";
+import { costOf, quotaExhausted } from "../../src/gateway/limits/rules/quota";
+import { MAX_MODEL_NAME, compileModelPermission, modelNameProblem } from "../../src/gateway/limits/rules/model-match";
 import { DAY_MS, InProcessLimiter, MINUTE_MS } from "../../src/gateway/limits/limiter";
 
 describe("token bucket", () => {

@@ -1,6 +1,6 @@
 /** The database's note of which mirror holds its files: format, comparison, and the words of a refusal. */
 import { describe, expect, test } from "bun:test";
-import { describeMirror, encodeMirrorLocation, mirrorMismatchMessage, parseMirrorLocation, sameMirror } from "../../src/site/downloads/mirror-location";
+import { describeMirror, encodeMirrorLocation, mirrorMismatchMessage, parseMirrorLocation, sameMirror } from "../../src/site/downloads/rules/mirror-location";
 
 const fs = { kind: "filesystem" } as const;
 const s3 = (bucket: string, endpoint: string | null = null) => ({ kind: "s3", bucket, endpoint }) as const;

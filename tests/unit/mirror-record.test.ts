@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { FileSystemMirror } from "../../src/store/files/fs-mirror";
 import { openSqliteStores } from "../../src/store/sqlite/stores";
 import { RecordingMirror, MirrorMismatchError, checkMirrorRecord } from "../../src/site/downloads/mirror-record";
-import { MIRROR_RECORD_KEY, encodeMirrorLocation, parseMirrorLocation } from "../../src/site/downloads/mirror-location";
+import { MIRROR_RECORD_KEY, encodeMirrorLocation, parseMirrorLocation } from "../../src/site/downloads/rules/mirror-location";
 import type { Mirror } from "../../src/site/downloads/mirror";
 import { silentLogger } from "../../src/log";
 import { tempDirs } from "../support/temp-dirs";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors";
 import { normalizeResponsesRequest, type NormalizeOptions } from "../../src/gateway/translate/normalize";
-import type { JsonObject, ResponsesRequest } from "../../src/gateway/responses-types";
+import type { JsonObject, ResponsesRequest } from "../../src/gateway/wire/responses-types";
 
 const OPTIONS: NormalizeOptions = {
   defaultInstructions: "You are a helpful assistant.",

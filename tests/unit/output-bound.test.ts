@@ -1,7 +1,7 @@
 /** The output bound Gantry enforces for an upstream that refused `max_output_tokens` (stream/output-bound.ts). */
 import { describe, expect, test } from "bun:test";
 import { OutputBound, utf8Prefix } from "../../src/gateway/wire/output-bound";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 
 const run = (bound: OutputBound, events: object[]) => events.flatMap((e) => bound.pass(e as ResponsesStreamEvent));
 

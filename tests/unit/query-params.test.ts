@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors";
-import { queryParams, readParam, refuseRepeatedParams, singleParams } from "../../src/site/http/query-params";
+import { queryParams, readParam, refuseRepeatedParams, singleParams } from "../../src/site/http/rules/query-params";
 
 describe("site query parameters", () => {
   test("one value per name, decoded as URLSearchParams decodes; none without a query", () => {

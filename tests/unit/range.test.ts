@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "../../src/site/downloads/range";
+import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "../../src/site/downloads/rules/range";
 
 const r = (...pairs: Array<[number, number]>): RangeResult => ({
   kind: "ranges",

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ChatCompletion as SdkChatCompletion } from "openai/resources/chat/completions";
 import { AppError } from "../../src/errors";
-import type { OutputItem, ResponseObject, ResponsesUsage } from "../../src/gateway/responses-types";
+import type { OutputItem, ResponseObject, ResponsesUsage } from "../../src/gateway/wire/responses-types";
 import { responsesToChat, usageToChat } from "../../src/gateway/translate/responses-to-chat";
 
 const OPTS = { id: "chatcmpl-test1", created: 1_700_000_000, model: "gpt-client-name" };

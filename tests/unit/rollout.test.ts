@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { ROLLOUT_BUCKETS, rolloutBucket, rolloutClientId, rolloutOffers } from "../../src/site/releases/rollout";
-import { chooseVariant, planLatest, planLegacyManifest, buildLegacyManifest } from "../../src/site/releases/latest";
-import { classifyAsset } from "../../src/site/releases/classify";
+import { ROLLOUT_BUCKETS, rolloutBucket, rolloutClientId, rolloutOffers } from "../../src/site/releases/rules/rollout";
+import { chooseVariant, planLatest, planLegacyManifest, buildLegacyManifest } from "../../src/site/releases/rules/latest";
+import { classifyAsset } from "../../src/site/releases/rules/classify";
 import type { Asset, Release } from "../../src/site/releases/release-repository";
 
 const ids = Array.from({ length: 10_000 }, (_, i) => `client-${i}-${(i * 2654435761) % 1000003}`);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isOffered, offeredReleases, servedMeanwhile } from "../../src/site/releases/signed-offer";
+import { isOffered, offeredReleases, servedMeanwhile } from "../../src/site/releases/rules/signed-offer";
 
 const published = { remoteId: null, mirrored: true, upstreamUrl: null, signature: null };
 const syncedVerified = { remoteId: 1, mirrored: true, upstreamUrl: "https://example.com/a", signature: "sig" };

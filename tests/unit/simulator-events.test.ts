@@ -5,7 +5,7 @@ import {
   encodeEventStream,
   splitIntoDeltas,
 } from "../../src/gateway/simulator/events";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 
 /** A deliberately naive SSE reader: enough to prove the encoding is standard framing, not to test a parser. */
 function parseSse(text: string): Array<{ event?: string; data: string }> {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { createResponsesStreamRewriter } from "../../src/gateway/wire/stream-rewrite";
 import { rewriteSkipping } from "../support/rewrite-skipping";
 

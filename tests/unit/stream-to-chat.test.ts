@@ -3,7 +3,7 @@ import { APIError } from "openai";
 import { ChatCompletionStream } from "openai/lib/ChatCompletionStream";
 import { Stream } from "openai/streaming";
 import type { ChatCompletionChunk as SdkChunk } from "openai/resources/chat/completions";
-import type { ResponsesStreamEvent } from "../../src/gateway/responses-types";
+import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import type { ChatCompletionChunk } from "../../src/gateway/translate/chat-types";
 import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat";
 

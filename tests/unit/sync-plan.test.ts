@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { AssetRecord, ReleaseRecord } from "../../src/site/releases/release-repository";
 import type { GitHubAsset, GitHubRelease } from "../../src/site/releases/sync-github";
-import { planSync } from "../../src/site/releases/sync-plan";
+import { planSync } from "../../src/site/releases/rules/sync-plan";
 
 const NOW = "2026-01-01T00:00:00.000Z";
 const HEX = "ab".repeat(32);

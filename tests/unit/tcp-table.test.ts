@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { overCap, parseTcpTable } from "../../src/http/tcp-table";
+import { overCap, parseTcpTable } from "../../src/http/rules/tcp-table";
 
 const HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode";
 // Port 8080 = 1F90. 127.0.0.2 = 0200007F. State 01 established, 0A listen, 06 time-wait.

@@ -3,17 +3,17 @@
  * protocol's pick), strict SemVer spellings, and electron-updater's feed names, file choice and YAML.
  */
 import { describe, expect, test } from "bun:test";
-import { classifyAsset } from "../../src/site/releases/classify";
-import { chooseVariant, planLatest } from "../../src/site/releases/latest";
-import { rolloutBucket } from "../../src/site/releases/rollout";
-import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "../../src/site/protocols/electron/electron-feed";
-import { chooseOffer, planOffer } from "../../src/site/protocols/offer";
-import { strictSemver } from "../../src/site/protocols/semver";
-import { parseVelopackFeedName, velopackPackageName, velopackPackages } from "../../src/site/protocols/velopack/velopack-feed";
-import { buildAppcast, sparkleArch, sparkleArchive } from "../../src/site/protocols/sparkle/sparkle-feed";
-import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "../../src/site/protocols/squirrel/squirrel-mac";
-import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "../../src/site/protocols/squirrel/squirrel-windows";
-import { buildTauriStatic, buildTauriUpdate, bundleTypeOf, parseTauriRequest, tauriBundle } from "../../src/site/protocols/tauri/tauri-feed";
+import { classifyAsset } from "../../src/site/releases/rules/classify";
+import { chooseVariant, planLatest } from "../../src/site/releases/rules/latest";
+import { rolloutBucket } from "../../src/site/releases/rules/rollout";
+import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "../../src/site/protocols/electron/rules/electron-feed";
+import { chooseOffer, planOffer } from "../../src/site/protocols/rules/offer";
+import { strictSemver } from "../../src/site/protocols/rules/semver";
+import { parseVelopackFeedName, velopackPackageName, velopackPackages } from "../../src/site/protocols/velopack/rules/velopack-feed";
+import { buildAppcast, sparkleArch, sparkleArchive } from "../../src/site/protocols/sparkle/rules/sparkle-feed";
+import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "../../src/site/protocols/squirrel/rules/squirrel-mac";
+import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "../../src/site/protocols/squirrel/rules/squirrel-windows";
+import { buildTauriStatic, buildTauriUpdate, bundleTypeOf, parseTauriRequest, tauriBundle } from "../../src/site/protocols/tauri/rules/tauri-feed";
 import type { Asset, Release } from "../../src/site/releases/release-repository";
 
 let nextId = 1;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { compareVersions, isPrerelease, isValidVersion, normalizeVersion, parseVersion } from "../../src/site/releases/versions";
+import { compareVersions, isPrerelease, isValidVersion, normalizeVersion, parseVersion } from "../../src/site/releases/rules/versions";
 
 const sign = (n: number) => Math.sign(n);
 

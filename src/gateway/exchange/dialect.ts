@@ -8,7 +8,7 @@ import type { PipelineCall, UsageMeter } from "../pipeline/pipeline-call";
 import type { PipelineSink } from "../pipeline/pipeline";
 import type { UpstreamEvent, UpstreamEventSource } from "../pipeline/event-source";
 import type { Lease } from "../limits/admission";
-import type { JsonObject, ResponseObject, ResponsesRequest } from "../responses-types";
+import type { JsonObject, ResponseObject, ResponsesRequest } from "../wire/responses-types";
 import type { GatewayDeps } from "../gateway-deps";
 import type { Endpoint } from "./settlement";
 import type { ErrorRenderer } from "./error-reply";

@@ -19,7 +19,7 @@ import { GatewayCall } from "./call-state";
 import type { Dialect } from "./dialect";
 import { SSE_HEADERS, errorReply } from "./error-reply";
 import { requireModel } from "./model-field";
-import { boundOutput } from "../limits/output-bounds";
+import { boundOutput } from "../limits/rules/output-bounds";
 
 export async function runExchange(deps: GatewayDeps, request: Request, dialect: Dialect): Promise<Response> {
   const call = new GatewayCall(deps, request, dialect.endpoint);

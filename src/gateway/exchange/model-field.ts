@@ -1,6 +1,6 @@
 /** The `model` field every conversation request carries: checked before admission, which matches it. */
 import { AppError } from "../../errors";
-import { modelNameProblem } from "../limits/model-match";
+import { modelNameProblem } from "../limits/rules/model-match";
 
 export function requireModel(body: Record<string, unknown>): string {
   const model = body.model;

@@ -9,7 +9,7 @@ import { knownError } from "../../state/storage-errors";
 import type { CallDeps } from "../gateway-deps";
 import type { Lease } from "../limits/admission";
 import type { PipelineCall, UsageMeter } from "../pipeline/pipeline-call";
-import type { ResponsesUsage } from "../responses-types";
+import type { ResponsesUsage } from "../wire/responses-types";
 import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "../usage/settle";
 import { internalError } from "./error-reply";
 

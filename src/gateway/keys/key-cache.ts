@@ -6,7 +6,7 @@
 import { NO_USAGE, type ApiKey, type KeyRepository, type KeyUsageTotals } from "./key-repository";
 import type { ChangeFeed } from "../../state/change-feed";
 import { digestsEqual, sha256Bytes } from "../../secrets";
-import { compileModelPermission, type ModelMatcher } from "../limits/model-match";
+import { compileModelPermission, type ModelMatcher } from "../limits/rules/model-match";
 
 export interface CachedKey {
   key: ApiKey;

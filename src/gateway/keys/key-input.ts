@@ -4,10 +4,10 @@
  */
 import { Value } from "@sinclair/typebox/value";
 import { Type as t, type Static } from "@sinclair/typebox";
-import { CONTROL_CLASS, firstControl } from "../../control-chars";
+import { CONTROL_CLASS, firstControl } from "../../rules/control-chars";
 import { AppError } from "../../errors";
 import type { ApiKey, KeyFields, KeyUsageTotals } from "./key-repository";
-import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../../time-input";
+import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../../rules/time-input";
 
 /** Counts are kept exact: no integer a double cannot hold. */
 export const MAX_LIMIT = Number.MAX_SAFE_INTEGER;

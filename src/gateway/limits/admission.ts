@@ -8,7 +8,7 @@ import { AppError } from "../../errors";
 import { bearerToken } from "../../http/bearer";
 import type { CachedKey, KeyCache } from "../keys/key-cache";
 import type { LimiterStore, RequestBudget, Reservation } from "./limiter";
-import { costOf, estimateTokens, type Prices } from "./quota";
+import { costOf, estimateTokens, type Prices } from "./rules/quota";
 
 export interface AdmissionRequest {
   /** null for the model list, which checks rates only. */

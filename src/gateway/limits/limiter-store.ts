@@ -3,7 +3,7 @@
  * decided and consumed in one atomic step per admission. Implementations: InProcessLimiter (limiter.ts, the
  * embedded default) and the Redis one (store/redis/limiter.ts) that several instances share.
  */
-import type { QuotaLimits } from "./quota";
+import type { QuotaLimits } from "./rules/quota";
 
 export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;

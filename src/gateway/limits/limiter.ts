@@ -3,8 +3,8 @@
  * Decide-then-commit happens inside one call, so a refused request consumes nothing from any budget
  * (a Redis implementation does the same in one script). This is the in-process default.
  */
-import { canTake, createBucket, msUntilFull, msUntilToken, resize, take, type TokenBucket } from "./token-bucket";
-import { quotaExhausted } from "./quota";
+import { canTake, createBucket, msUntilFull, msUntilToken, resize, take, type TokenBucket } from "./rules/token-bucket";
+import { quotaExhausted } from "./rules/quota";
 
 export * from "./limiter-store";
 import { BLOCKED_RETRY_MS, DAY_MS, MINUTE_MS, type AdmitOptions, type AdmitResult, type KeyLimits, type LimitCode, type LimiterStore, type RecordedUsage, type RequestBudget, type Reservation } from "./limiter-store";

@@ -4,7 +4,7 @@
  */
 import type { PipelineCall } from "./pipeline-call";
 import type { UpstreamEventSource } from "./event-source";
-import type { ResponseObject } from "../responses-types";
+import type { ResponseObject } from "../wire/responses-types";
 import { drainPipeline } from "./pipeline";
 import { CollectSink } from "./sinks/collect-sink";
 import { upstreamStreamError } from "../wire/failure";

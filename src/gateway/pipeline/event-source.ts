@@ -10,7 +10,7 @@ import { IDLE, type PipelineSource } from "./pipeline";
 import type { OutputBound } from "../wire/output-bound";
 import type { UsageMeter } from "./pipeline-call";
 import { tokensOfBytes, type TokenCounts } from "../wire/token-counts";
-import type { ResponseObject, ResponsesStreamEvent, ResponsesUsage } from "../responses-types";
+import type { ResponseObject, ResponsesStreamEvent, ResponsesUsage } from "../wire/responses-types";
 
 export { IDLE } from "./pipeline";
 

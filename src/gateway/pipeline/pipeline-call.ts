@@ -3,7 +3,7 @@
  * pipeline knows no key, lease, ledger or log, only these few moments of a call's end.
  */
 import type { AppError } from "../../errors";
-import type { ResponsesUsage } from "../responses-types";
+import type { ResponsesUsage } from "../wire/responses-types";
 import type { TokenCounts } from "../wire/token-counts";
 
 /** Estimates the tokens of a call from what went up and what came back, for a call cut before usage was reported. */

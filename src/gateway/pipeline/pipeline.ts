@@ -10,7 +10,7 @@ import type { PipelineCall } from "./pipeline-call";
 import type { StallWatch as FullStallWatch } from "./stall-watch";
 
 type StallWatch = Pick<FullStallWatch, "track" | "untrack">;
-import type { ResponsesUsage } from "../responses-types";
+import type { ResponsesUsage } from "../wire/responses-types";
 
 export const IDLE = Symbol("idle");
 

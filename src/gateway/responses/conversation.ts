@@ -4,7 +4,7 @@
  * items become the items they name, and this turn's items get ids so they can be listed and referred to later.
  */
 import { AppError } from "../../errors";
-import type { JsonObject } from "../responses-types";
+import type { JsonObject } from "../wire/responses-types";
 import { checkResponsesInput } from "../translate/request-checks";
 import type { StoredResponse, StoredResponseRepository } from "./stored-response-repository";
 

@@ -7,7 +7,7 @@
  * Replacing is done on the event's JSON text: `"old"` (with its quotes) can only be that string value, since a quote
  * inside a JSON string is escaped. Events Gantry forwards untouched stay unparsed-and-unserialised.
  */
-import type { JsonObject, ResponsesStreamEvent } from "../responses-types";
+import type { JsonObject, ResponsesStreamEvent } from "../wire/responses-types";
 import { newId } from "./conversation";
 
 export class IdRewriter {

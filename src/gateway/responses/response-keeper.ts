@@ -3,8 +3,8 @@
  * get, and, when it is kept, the response stored once it ended (before the caller receives its last event, so a
  * follow-up request can name it at once).
  */
-import type { JsonObject, OutputItem, ResponseObject, ResponsesStreamEvent } from "../responses-types";
-import { TERMINAL_EVENT_TYPES } from "../responses-types";
+import type { JsonObject, OutputItem, ResponseObject, ResponsesStreamEvent } from "../wire/responses-types";
+import { TERMINAL_EVENT_TYPES } from "../wire/responses-types";
 import type { Conversation } from "./conversation";
 import { IdRewriter } from "./id-rewriter";
 import type { UnreadEvent } from "../wire/stream-event";

@@ -7,7 +7,7 @@
  * resolved) and its output. A conversation of N turns is N rows, not N copies of a growing history; the history
  * is rebuilt by walking `previousId` back.
  */
-import type { JsonObject } from "../responses-types";
+import type { JsonObject } from "../wire/responses-types";
 
 export type { JsonObject };
 

@@ -14,7 +14,7 @@ import type {
   ResponsesRequest,
   ResponsesStreamEvent,
   ResponsesUsage,
-} from "../responses-types";
+} from "../wire/responses-types";
 
 export interface SimulatedCall {
   name: string;

@@ -7,7 +7,7 @@
  * The quirk checks are exported because the integration tests' fake upstream must refuse exactly the same things.
  */
 
-import type { JsonObject, ResponsesRequest, ResponsesStreamEvent } from "../responses-types";
+import type { JsonObject, ResponsesRequest, ResponsesStreamEvent } from "../wire/responses-types";
 import { buildResponseEvents, encodeEventFrames, estimateTokens, type SimulatedCall } from "./events";
 import { sampleFromSchema } from "./tool-arguments";
 

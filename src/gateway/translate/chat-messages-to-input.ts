@@ -2,7 +2,7 @@
  * Chat `messages` -> Responses `input` items (and the leading system/developer text as `instructions`).
  * Part of the chat-to-responses translation: roles, content parts, tool calls and tool results.
  */
-import type { JsonObject } from "../responses-types";
+import type { JsonObject } from "../wire/responses-types";
 import { invalid, isObject } from "./request-checks";
 
 /**

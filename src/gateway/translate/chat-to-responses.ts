@@ -9,7 +9,7 @@
  * Responses upstream would only turn into an upstream 400 the caller cannot act on.
  */
 
-import type { JsonObject, ResponsesRequest } from "../responses-types";
+import type { JsonObject, ResponsesRequest } from "../wire/responses-types";
 import { messagesToInput } from "./chat-messages-to-input";
 import { invalid, isObject } from "./request-checks";
 import { LOGPROBS_INCLUDE } from "./logprobs";

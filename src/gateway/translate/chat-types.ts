@@ -5,7 +5,7 @@
  * expects to read.
  */
 
-import type { JsonObject } from "../responses-types";
+import type { JsonObject } from "../wire/responses-types";
 
 export type ChatRole = "system" | "developer" | "user" | "assistant" | "tool" | "function";
 

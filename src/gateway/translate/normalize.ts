@@ -7,7 +7,7 @@
  */
 
 import { AppError } from "../../errors";
-import type { JsonObject, ResponsesRequest } from "../responses-types";
+import type { JsonObject, ResponsesRequest } from "../wire/responses-types";
 import { checkResponsesInput, checkResponsesTools } from "./request-checks";
 
 export interface NormalizeOptions {

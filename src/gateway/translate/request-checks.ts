@@ -1,6 +1,6 @@
 /** Shape checks shared by the chat request translation: a bad field is a 400 naming it. */
 import { AppError } from "../../errors";
-import type { JsonObject } from "../responses-types";
+import type { JsonObject } from "../wire/responses-types";
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -6,7 +6,7 @@
 import { chatLogprobs, type ChatLogprob } from "./logprobs";
 import { AppError } from "../../errors";
 import { mapStreamFailure } from "../wire/failure";
-import type { ResponseObject, ResponsesUsage } from "../responses-types";
+import type { ResponseObject, ResponsesUsage } from "../wire/responses-types";
 import type { ChatCompletion, ChatCompletionMessage, ChatFinishReason, ChatToolCall, ChatUsage } from "./chat-types";
 
 export function responsesToChat(

@@ -9,7 +9,7 @@
 
 import { chatLogprobs } from "./logprobs";
 import { streamErrorOf } from "../wire/upstream-events";
-import type { ResponsesStreamEvent } from "../responses-types";
+import type { ResponsesStreamEvent } from "../wire/responses-types";
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types";
 import { mapStreamFailure } from "../wire/failure";
 import { finishReason, usageToChat } from "./responses-to-chat";

@@ -5,7 +5,7 @@
  * times: a client sending temperature and top_p (LlamaIndex's chat class always does) to a model that refuses both
  * gets its answer on the first call.
  */
-import type { ResponsesRequest } from "../responses-types";
+import type { ResponsesRequest } from "../wire/responses-types";
 import type { Upstream, UpstreamReply } from "./upstream";
 import { unsupportedParameter, withoutParams, type ParameterQuirks } from "./unsupported-params";
 

@@ -4,9 +4,9 @@
  */
 import type { UsageLedger } from "./ledger-repository";
 import type { Lease } from "../limits/admission";
-import { compileModelList } from "../limits/model-match";
-import { costOf, type Prices } from "../limits/quota";
-import type { ResponsesUsage } from "../responses-types";
+import { compileModelList } from "../limits/rules/model-match";
+import { costOf, type Prices } from "../limits/rules/quota";
+import type { ResponsesUsage } from "../wire/responses-types";
 
 import { NO_TOKENS, type TokenCounts } from "../wire/token-counts";
 export { NO_TOKENS, type TokenCounts };

@@ -12,7 +12,7 @@ import {
   type ResponseObject,
   type ResponsesStreamEvent,
   type ResponsesUsage,
-} from "../responses-types";
+} from "./responses-types";
 
 export type CollectedResponse = ResponseObject & { output_text: string };
 

@@ -4,7 +4,7 @@
  * sequence_number for Responses callers (the chat route has its own error chunk).
  */
 import { AppError } from "../../errors";
-import type { ResponseObject, ResponsesStreamEvent } from "../responses-types";
+import type { ResponseObject, ResponsesStreamEvent } from "./responses-types";
 
 /** Upstream failure codes that mean the caller's request was at fault. */
 const CALLER_FAULT_CODES = new Set([

@@ -2,7 +2,7 @@
  * Where a raw reply's usage is when the reply is one JSON object (a non-streamed upstream answer): parsed whole when
  * it is small, else found from the end of its text, where a response object's `usage` is.
  */
-import type { ResponsesUsage } from "../responses-types";
+import type { ResponsesUsage } from "./responses-types";
 
 /** A JSON reply up to this size is parsed whole for its usage; past it, only its tail is kept and read. */
 export const MAX_JSON_USAGE_SCAN = 1024 * 1024;

@@ -13,7 +13,7 @@
 import { createResponseCollector } from "./collect";
 import { DELTA_TYPES } from "./stream-event";
 import { BYTES_PER_TOKEN, tokensOfBytes } from "./token-counts";
-import type { JsonObject, OutputItem, ResponsesRequest, ResponsesStreamEvent, ResponsesUsage } from "../responses-types";
+import type { JsonObject, OutputItem, ResponsesRequest, ResponsesStreamEvent, ResponsesUsage } from "./responses-types";
 import type { PostedRequest } from "../upstream/post-responses";
 
 

@@ -5,7 +5,7 @@
  * once: the ledger needs them whoever the caller is.
  */
 import { parseStreamEvent, type SseEvent } from "./sse/decode";
-import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
+import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "./responses-types";
 import { streamErrorOf, usageOf, type StreamError } from "./upstream-events";
 
 /** Delta events: the model's output, counted for a cut call's estimate and against an output bound Gantry enforces. */

@@ -14,7 +14,7 @@ import {
   type JsonObject,
   type OutputItem,
   type ResponsesStreamEvent,
-} from "../responses-types";
+} from "./responses-types";
 import { cleanToolMarkup, createToolMarkupCleaner, type MarkupPiece, type ToolMarkupCleaner } from "./tool-markup";
 import { TEXT_BEARING_TYPES, TEXT_DELTA, mayHoldMarkup, type UnreadEvent } from "./stream-event";
 import { appendText } from "./growing-text";

@@ -3,7 +3,7 @@
  * collector, both stream translators, the raw relay): what an in-band error says and what usage a terminal event
  * carries. Two readers classifying the same event differently is how a caller and the ledger came to disagree.
  */
-import { TERMINAL_EVENT_TYPES, type JsonObject, type ResponsesStreamEvent, type ResponsesUsage } from "../responses-types";
+import { TERMINAL_EVENT_TYPES, type JsonObject, type ResponsesStreamEvent, type ResponsesUsage } from "./responses-types";
 
 export interface StreamError {
   code: string;

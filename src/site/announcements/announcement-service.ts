@@ -5,9 +5,9 @@
  */
 import { AppError } from "../../errors";
 import type { ChangeFeed } from "../../state/change-feed";
-import { buildAnnouncementDocument, nextVisibilityChange } from "./announcements";
+import { buildAnnouncementDocument, nextVisibilityChange } from "./rules/announcements";
 import { DocumentCache, type RenderedDocument } from "../http/document-cache";
-import { reshowKey, resolveAnnouncement, type AnnouncementInput } from "./announcement-input";
+import { reshowKey, resolveAnnouncement, type AnnouncementInput } from "./rules/announcement-input";
 import type { AnnouncementRepository, StoredAnnouncement } from "./announcement-repository";
 import type { AnnouncementDocument, AnnouncementQuery } from "./announcement-types";
 

@@ -4,7 +4,7 @@
  * credentials sent only to the origin they belong to, a deadline for the response headers and an idle bound on
  * the body, all tied to the caller's abort signal.
  */
-import { isHttpUrl } from "./http-url";
+import { isHttpUrl } from "./rules/http-url";
 
 export class DownloadFetchError extends Error {
   constructor(

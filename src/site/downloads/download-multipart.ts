@@ -6,8 +6,8 @@
  * and browsers parse.
  */
 import { randomBytes } from "node:crypto";
-import type { ByteRange } from "./range";
-import { contentRange } from "./range";
+import type { ByteRange } from "./rules/range";
+import { contentRange } from "./rules/range";
 
 export interface MultipartBody {
   contentType: string;

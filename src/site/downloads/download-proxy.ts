@@ -26,7 +26,7 @@
  *   host name or a redirect target.
  */
 import { AppError, errorResponse } from "../../errors";
-import { contentTypeFor } from "./download-headers";
+import { contentTypeFor } from "./rules/download-headers";
 import { DownloadFetchError, fetchFollowingRedirects } from "./download-fetch";
 import { multipartByteranges, exactly, streamFrom } from "./download-multipart";
 import { pullThrough, type PullThrough } from "./download-pull-through";
@@ -38,7 +38,7 @@ import {
   type DownloadHooks,
   type DownloadMeta,
 } from "./download-serve";
-import { contentRange, parseRange, type ByteRange } from "./range";
+import { contentRange, parseRange, type ByteRange } from "./rules/range";
 
 export interface ProxyTarget extends DownloadMeta {
   url: string;

@@ -2,7 +2,7 @@
  * A /dl/ download revalidated by its SHA-256 ETag, with the site's If-None-Match rule (site/http/revalidation.ts).
  */
 import { ifNoneMatchHits } from "../http/revalidation";
-import { downloadEtag } from "./download-headers";
+import { downloadEtag } from "./rules/download-headers";
 
 /**
  * 304 for a download the client already holds (If-None-Match names the SHA-256 ETag, weakly compared as for

@@ -3,9 +3,9 @@
  * HEAD, If-Range. Responses are built on lazy Blob slices, so Bun sends them with sendfile(2).
  */
 import { AppError, errorResponse } from "../../errors";
-import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows } from "./download-headers";
+import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows } from "./rules/download-headers";
 import { exactly, multipartByteranges } from "./download-multipart";
-import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "./range";
+import { contentRange, parseRange, unsatisfiedContentRange, type RangeResult } from "./rules/range";
 
 /** What the handler is told to do at the moments that matter. */
 export interface DownloadHooks {

@@ -9,7 +9,7 @@ import type { Logger } from "../../log";
 import { serveFromUpstream } from "./download-proxy";
 import type { PullThrough } from "./download-pull-through";
 import { serveFromMirror } from "./download-serve";
-import { contentDisposition, contentTypeFor } from "./download-headers";
+import { contentDisposition, contentTypeFor } from "./rules/download-headers";
 import { downloadNotModified } from "./download-revalidation";
 import { DownloadTokenSigner, TOKEN_REASON_TEXT, isWellFormedToken, judgeToken } from "./download-tokens";
 import { MintLimit } from "./mint-limit";
@@ -17,8 +17,8 @@ import type { MetaRepository } from "../../state/meta-repository";
 import type { Mirror, MirrorObject } from "./mirror";
 import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
 import type { DownloadRepository } from "./download-repository";
-import { assetSource } from "../releases/classify";
-import { isOffered } from "../releases/signed-offer";
+import { assetSource } from "../releases/rules/classify";
+import { isOffered } from "../releases/rules/signed-offer";
 import type { StorageReserve } from "../storage-reserve";
 
 export interface DownloadDeps {

@@ -10,7 +10,7 @@ import type { MetaRepository } from "../../state/meta-repository";
 import type { Logger } from "../../log";
 import type { ReleaseRepository } from "../releases/release-repository";
 import type { DirectUrlOptions, Mirror, MirrorLocation, MirrorObject, PutOptions } from "./mirror";
-import { MIRROR_RECORD_KEY, describeMirror, encodeMirrorLocation, mirrorMismatchMessage, parseMirrorLocation, sameMirror } from "./mirror-location";
+import { MIRROR_RECORD_KEY, describeMirror, encodeMirrorLocation, mirrorMismatchMessage, parseMirrorLocation, sameMirror } from "./rules/mirror-location";
 
 /** How many of a database's mirrored files are looked for when it has files but no note (one found is enough). */
 const SAMPLE = 3;

@@ -14,8 +14,8 @@ import {
   parseSeriesQuery,
   type ClientStats,
   type OnlineSeries,
-} from "./client-stats";
-import { ONLINE_WINDOW_SECONDS } from "./heartbeat-input";
+} from "./rules/client-stats";
+import { ONLINE_WINDOW_SECONDS } from "./rules/heartbeat-input";
 
 /** The timer only checks whether the minute changed, so a sample lands within seconds of each minute's start. */
 const TICK_MS = 5_000;

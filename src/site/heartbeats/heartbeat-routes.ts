@@ -7,7 +7,7 @@ import { corsOf } from "../http/cors";
 import type { EngagementServices } from "../engagement-services";
 import { readJsonObject } from "../../http/body";
 import { clientAddress } from "../../http/client-address";
-import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./heartbeat-input";
+import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./rules/heartbeat-input";
 
 export interface HeartbeatRoutesDeps {
   engagement: Pick<EngagementServices, "heartbeats" | "heartbeatGate">;

@@ -8,7 +8,7 @@ import { AppError } from "../../errors";
 import type { Logger } from "../../log";
 import { GroupCommit } from "../../state/group-commit";
 import type { ClientRepository, FoldResult } from "./client-repository";
-import { mergeHeartbeats, type HeartbeatRecord } from "./heartbeat-input";
+import { mergeHeartbeats, type HeartbeatRecord } from "./rules/heartbeat-input";
 
 /**
  * A few milliseconds of waiting lets a burst share one fsync; 1024 caps the work of one transaction.

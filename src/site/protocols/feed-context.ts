@@ -13,7 +13,7 @@ import type { ClientRepository } from "../heartbeats/client-repository";
 import type { ReleaseServices } from "../releases/release-services";
 import { DOCUMENT_CACHE_CONTROL } from "../http/revalidation";
 import type { Release } from "../releases/release-repository";
-import type { OfferPlan } from "./offer";
+import type { OfferPlan } from "./rules/offer";
 import type { UpdateCheckDeps } from "./update-check";
 
 export type FeedDeps = UpdateCheckDeps & {

@@ -10,7 +10,7 @@ import { clientAddress } from "../../http/client-address";
 import { publicBaseUrl } from "../../http/public-url";
 import { corsOf } from "../http/cors";
 import { parseAssetId } from "../downloads/download-service";
-import { readParam } from "../http/query-params";
+import { readParam } from "../http/rules/query-params";
 import { electronHandler } from "./electron/electron-handler";
 import { feedContext, type FeedDeps } from "./feed-context";
 import { sparkleHandler } from "./sparkle/sparkle-handler";

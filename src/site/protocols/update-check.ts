@@ -5,7 +5,7 @@
  */
 import type { Logger } from "../../log";
 import type { HeartbeatService } from "../heartbeats/heartbeat-service";
-import type { HeartbeatRecord } from "../heartbeats/heartbeat-input";
+import type { HeartbeatRecord } from "../heartbeats/rules/heartbeat-input";
 
 export interface UpdateCheckDeps {
   engagement: { heartbeats: Pick<HeartbeatService, "record"> };

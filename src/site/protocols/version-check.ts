@@ -6,11 +6,11 @@
  */
 import { corsOf } from "../http/cors";
 import { renderDocument, whenReady, type RenderedDocument } from "../http/document-cache";
-import { compareVersions } from "../releases/versions";
+import { compareVersions } from "../releases/rules/versions";
 import { DOCUMENT_CACHE_CONTROL, documentReply } from "../http/revalidation";
 import type { Release } from "../releases/release-repository";
 import type { FeedContext } from "./feed-context";
-import { chooseOffer, planOffer, type OfferPlan } from "./offer";
+import { chooseOffer, planOffer, type OfferPlan } from "./rules/offer";
 
 export const CLIENT_ID_HEADER = "X-App-Client-ID";
 

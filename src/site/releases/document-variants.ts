@@ -6,7 +6,7 @@
  */
 import { renderDocument, type RenderedDocument } from "../http/document-cache";
 import { documentReply } from "../http/revalidation";
-import { inRolloutGroup, isPausedRollout, rolloutOffers, type RolloutState } from "./rollout";
+import { inRolloutGroup, isPausedRollout, rolloutOffers, type RolloutState } from "./rules/rollout";
 
 export interface RenderedVariants {
   base: RenderedDocument;

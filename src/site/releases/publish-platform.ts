@@ -13,7 +13,7 @@
  *   platform-filtered document as if it were something to install.
  */
 import { AppError } from "../../errors";
-import { classifyAsset } from "./classify";
+import { classifyAsset } from "./rules/classify";
 import { checkClassification, type PublishSource } from "./release-catalog";
 
 const SIDE_FILE_TYPES = new Set(["blockmap", "yml", "yaml", "json", "xml", "txt", "md", "sig", "minisig", "asc", "sha256", "sha512"]);

@@ -17,14 +17,14 @@ import type { MinisignPublicKey } from "../../minisign-key";
 import { readSignatureBeside, signatureToKeep, signaturesOf } from "./publish-signatures";
 import { AppError } from "../../errors";
 import { NO_DIGESTS, storedFields } from "./asset-digests";
-import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } from "./classify";
-import { sanitizeFileName } from "../downloads/download-headers";
-import { isHttpUrl } from "../downloads/http-url";
+import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } from "./rules/classify";
+import { sanitizeFileName } from "../downloads/rules/download-headers";
+import { isHttpUrl } from "../downloads/rules/http-url";
 import type { Mirror, MirrorObject } from "../downloads/mirror";
 import type { AssetFields, AssetRecord, ReleaseChanges, ReleasePut, ReleaseRecord, ReleaseRepository } from "./release-repository";
 import type { Arch, Platform } from "./release-repository";
-import { isValidVersion } from "./versions";
-import { isRolloutPercent } from "./rollout";
+import { isValidVersion } from "./rules/versions";
+import { isRolloutPercent } from "./rules/rollout";
 
 /** An asset held here by hand (published or uploaded): nothing to do with a remote, nothing left to mirror. */
 const NOT_SYNCED = {

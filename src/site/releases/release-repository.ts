@@ -4,7 +4,7 @@
  * (publishing, applying a sync) are single operations here, each atomic, never transactions opened by callers.
  * Every committed change moves the change feed's "releases" topic, which the rendered documents follow.
  */
-import { normalizeVersion } from "./versions";
+import { normalizeVersion } from "./rules/versions";
 
 /** The full value set of `platform` (the spec shows these four; we add none). "" = not classified. */
 export type Platform = "windows" | "macos" | "linux" | "web";

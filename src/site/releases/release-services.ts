@@ -11,7 +11,7 @@ import { backfillUpdaterDigests } from "./asset-digests";
 import { parsePublicKeySetting } from "../../minisign-key";
 import { ReleaseCatalog } from "./release-catalog";
 import type { ReleaseRecord, ReleaseRepository } from "./release-repository";
-import { offeredReleases } from "./signed-offer";
+import { offeredReleases } from "./rules/signed-offer";
 import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service";
 
 export interface ReleaseServices {

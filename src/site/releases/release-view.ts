@@ -1,7 +1,7 @@
 /** The back office's view of releases and assets (admin API and `gantry releases list --json`). Pure. */
-import { assetSource } from "./classify";
+import { assetSource } from "./rules/classify";
 import type { AssetRecord, ReleaseRecord } from "./release-repository";
-import { compareVersions, isValidVersion } from "./versions";
+import { compareVersions, isValidVersion } from "./rules/versions";
 
 export interface AssetView {
   id: number;

@@ -4,7 +4,7 @@
  * the last successful sync. GitHub does not count an authorised 304 against the rate limit.
  */
 import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
-import { isHttpUrl } from "../downloads/http-url";
+import { isHttpUrl } from "../downloads/rules/http-url";
 
 export interface GitHubAsset {
   id: number;

@@ -21,15 +21,15 @@ import type { MetaRepository } from "../../state/meta-repository";
 import { redactUrlCredentials } from "../../redact";
 import { processTag } from "../../state/process-owner";
 import { DownloadFetchError } from "../downloads/download-fetch";
-import { isHttpUrl } from "../downloads/http-url";
+import { isHttpUrl } from "../downloads/rules/http-url";
 import { MirrorWriteError, type Mirror, type MirrorObject } from "../downloads/mirror";
 import { storedFields } from "./asset-digests";
 import type { MinisignPublicKey } from "../../minisign-key";
 import type { AssetRecord, AssetSource, ReleaseRepository } from "./release-repository";
-import { servedMeanwhile } from "./signed-offer";
+import { servedMeanwhile } from "./rules/signed-offer";
 import { mirrorAsset } from "./sync-asset";
 import { isValidRepo, listReleases, type GitHubSource, type PageState } from "./sync-github";
-import { planSync } from "./sync-plan";
+import { planSync } from "./rules/sync-plan";
 import { silentProgress, type ProgressReporter } from "./sync-progress";
 import { SignatureRefused } from "./sync-signature";
 

@@ -2,7 +2,7 @@
  * The chat SSE a `/v1/chat/completions` stream caller gets: the upstream's events, tool markup cleaned, translated
  * into `chat.completion.chunk` frames, ending with `[DONE]` (after an error frame when the stream failed).
  */
-import type { ResponsesStreamEvent } from "../../responses-types";
+import type { ResponsesStreamEvent } from "../../wire/responses-types";
 import { createChatStreamTranslator, type ChatStreamTranslatorOptions } from "../../translate/stream-to-chat";
 import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
 import type { UpstreamEventSource } from "../../pipeline/event-source";

@@ -4,9 +4,9 @@
  */
 import { optionalBoolean, optionalCount } from "../../../http/json-fields";
 import type { Dialect, DialectTurn, ExchangeCall } from "../../exchange/dialect";
-import { boundRawText } from "../../limits/output-bounds";
+import { boundRawText } from "../../limits/rules/output-bounds";
 import type { GatewayDeps } from "../../gateway-deps";
-import type { JsonObject, ResponsesRequest } from "../../responses-types";
+import type { JsonObject, ResponsesRequest } from "../../wire/responses-types";
 import { buildConversation } from "../../responses/conversation";
 import { ResponseKeeper } from "../../responses/response-keeper";
 import { relayRaw } from "./raw-relay";

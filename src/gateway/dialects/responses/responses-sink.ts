@@ -4,7 +4,7 @@
  * the rewriter left alone is framed from its upstream text; only events built or changed here are serialised.
  */
 import type { ResponseKeeper } from "../../responses/response-keeper";
-import type { ResponsesStreamEvent } from "../../responses-types";
+import type { ResponsesStreamEvent } from "../../wire/responses-types";
 import { createdResponseEvent, failedResponseEvent, mapStreamFailure } from "../../wire/failure";
 import type { UpstreamEventSource } from "../../pipeline/event-source";
 import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";

@@ -3,7 +3,7 @@
  * object, which the route answers with once the pipeline has settled the call. A failure becomes the error the
  * caller gets instead, with whatever usage was known settled.
  */
-import type { ResponseObject } from "../../responses-types";
+import type { ResponseObject } from "../../wire/responses-types";
 import { createResponseCollector } from "../../wire/collect";
 import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
 import type { FailureOutcome, PipelineSink } from "../pipeline";

@@ -5,8 +5,8 @@
  * A JSON reply is read for its `usage` as it passes and its last chunk waits for the ledger's commit.
  */
 import type { UsageMeter } from "../pipeline-call";
-import type { ResponsesUsage } from "../../responses-types";
-import { TERMINAL_EVENT_TYPES } from "../../responses-types";
+import type { ResponsesUsage } from "../../wire/responses-types";
+import { TERMINAL_EVENT_TYPES } from "../../wire/responses-types";
 import type { TokenCounts } from "../../wire/token-counts";
 import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject, terminalUsageFromText } from "../../wire/json-usage";
 import type { PipelineSink, PipelineSource } from "../pipeline";

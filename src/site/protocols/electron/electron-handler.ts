@@ -5,13 +5,13 @@
 import { publicBaseUrl } from "../../../http/public-url";
 import { renderText, whenReady, type RenderedDocument } from "../../http/document-cache";
 import { pickRendered, type RenderedVariants } from "../../releases/document-variants";
-import { isPausedRollout, rolloutClientId } from "../../releases/rollout";
+import { isPausedRollout, rolloutClientId } from "../../releases/rules/rollout";
 import { documentReply } from "../../http/revalidation";
 import type { Asset } from "../../releases/release-repository";
 import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
-import { planOffer, type OfferPlan } from "../offer";
+import { planOffer, type OfferPlan } from "../rules/offer";
 import { countUpdateCheck } from "../update-check";
-import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "./electron-feed";
+import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "./rules/electron-feed";
 
 /** electron-updater's per-install id (a UUID in `userData/.updaterId`), sent with every request. */
 const STAGING_ID_HEADER = "x-user-staging-id";

@@ -8,14 +8,14 @@ import { AppError } from "../../../errors";
 import { publicBaseUrl } from "../../../http/public-url";
 import { renderText, whenReady, type RenderedDocument } from "../../http/document-cache";
 import { pickRendered } from "../../releases/document-variants";
-import { readParam } from "../../http/query-params";
-import { rolloutClientId } from "../../releases/rollout";
+import { readParam } from "../../http/rules/query-params";
+import { rolloutClientId } from "../../releases/rules/rollout";
 import { documentReply } from "../../http/revalidation";
 import { renderOffers, type FeedContext } from "../feed-context";
-import { planOffer } from "../offer";
+import { planOffer } from "../rules/offer";
 import { countUpdateCheck } from "../update-check";
 import { CLIENT_ID_HEADER } from "../version-check";
-import { buildAppcast, sparkleArch, sparkleArchive } from "./sparkle-feed";
+import { buildAppcast, sparkleArch, sparkleArchive } from "./rules/sparkle-feed";
 import { edSignatureOf } from "./sparkle-signature";
 
 const XML = "application/rss+xml; charset=utf-8";

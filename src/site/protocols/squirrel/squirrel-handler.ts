@@ -8,16 +8,16 @@
 import { publicBaseUrl } from "../../../http/public-url";
 import { renderText, whenReady, type RenderedDocument } from "../../http/document-cache";
 import { pickRendered } from "../../releases/document-variants";
-import { readParam } from "../../http/query-params";
-import { rolloutClientId } from "../../releases/rollout";
-import { isValidVersion } from "../../releases/versions";
+import { readParam } from "../../http/rules/query-params";
+import { rolloutClientId } from "../../releases/rules/rollout";
+import { isValidVersion } from "../../releases/rules/versions";
 import { documentReply } from "../../http/revalidation";
 import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
-import { planOffer } from "../offer";
+import { planOffer } from "../rules/offer";
 import { countUpdateCheck } from "../update-check";
 import { CLIENT_ID_HEADER, versionCheckReply } from "../version-check";
-import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "./squirrel-mac";
-import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "./squirrel-windows";
+import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "./rules/squirrel-mac";
+import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "./rules/squirrel-windows";
 
 const TEXT = "text/plain; charset=utf-8";
 

@@ -7,13 +7,13 @@
 import { publicBaseUrl } from "../../../http/public-url";
 import { renderDocument, whenReady, type RenderedDocument } from "../../http/document-cache";
 import { pickRendered } from "../../releases/document-variants";
-import { rolloutClientId } from "../../releases/rollout";
+import { rolloutClientId } from "../../releases/rules/rollout";
 import { documentReply } from "../../http/revalidation";
 import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
-import { planOffer } from "../offer";
+import { planOffer } from "../rules/offer";
 import { countUpdateCheck } from "../update-check";
 import { CLIENT_ID_HEADER, versionCheckReply } from "../version-check";
-import { buildTauriStatic, buildTauriUpdate, parseTauriRequest, tauriBundle } from "./tauri-feed";
+import { buildTauriStatic, buildTauriUpdate, parseTauriRequest, tauriBundle } from "./rules/tauri-feed";
 
 export function tauriHandlers(ctx: FeedContext) {
   const { deps, documents, reportedVersion } = ctx;

@@ -11,15 +11,15 @@ import { publicBaseUrl } from "../../../http/public-url";
 import { corsOf } from "../../http/cors";
 import { renderDocument, whenReady, type RenderedDocument } from "../../http/document-cache";
 import { pickRendered } from "../../releases/document-variants";
-import { readParam } from "../../http/query-params";
-import { rolloutClientId } from "../../releases/rollout";
-import { isValidVersion } from "../../releases/versions";
+import { readParam } from "../../http/rules/query-params";
+import { rolloutClientId } from "../../releases/rules/rollout";
+import { isValidVersion } from "../../releases/rules/versions";
 import { documentReply } from "../../http/revalidation";
 import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
-import { planOffer } from "../offer";
+import { planOffer } from "../rules/offer";
 import { countUpdateCheck } from "../update-check";
 import { CLIENT_ID_HEADER } from "../version-check";
-import { buildVelopackFeed, parseVelopackFeedName, velopackPackages } from "./velopack-feed";
+import { buildVelopackFeed, parseVelopackFeedName, velopackPackages } from "./rules/velopack-feed";
 
 const CHANNEL_PLATFORM: Record<string, "windows" | "macos" | "linux"> = { win: "windows", osx: "macos", linux: "linux" };
 

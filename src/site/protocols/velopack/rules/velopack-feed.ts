@@ -11,10 +11,10 @@
  * - The packages of the release offered: its full package (required) and its delta when published, with SHA-1 and
  *   SHA-256 known. Velopack takes SemVer only: other versions are passed over.
  */
-import { assetSource, nupkgKind } from "../../releases/classify";
-import { normalizeVersion } from "../../releases/versions";
-import type { Asset, Release } from "../../releases/release-repository";
-import { strictSemver } from "../semver";
+import { assetSource, nupkgKind } from "../../../releases/rules/classify";
+import { normalizeVersion } from "../../../releases/rules/versions";
+import type { Asset, Release } from "../../../releases/release-repository";
+import { strictSemver } from "../../rules/semver";
 
 const CHANNEL_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const FEED_RE = /^releases\.([^/]+)\.json$/;

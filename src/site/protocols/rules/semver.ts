@@ -4,7 +4,7 @@
  * (`v1.2` -> `1.2.0`, the same version by Gantry's comparison); four or more parts have no SemVer spelling, so
  * such a release is not offered by these protocols (null).
  */
-import { parseVersion } from "../releases/versions";
+import { parseVersion } from "../../releases/rules/versions";
 
 export function strictSemver(version: string): string | null {
   const p = parseVersion(version);

@@ -7,11 +7,11 @@
  * Decision: the zip for the arch (`x64`, `arm64`; `aarch64` and `x86_64` accepted), a universal zip where there is
  * none for the arch; the shortest name among equals (the plain build before a variant).
  */
-import { AppError } from "../../../errors";
-import { assetSource, normalizeArch } from "../../releases/classify";
-import { isValidVersion, normalizeVersion } from "../../releases/versions";
-import type { Arch, Asset, Release } from "../../releases/release-repository";
-import { updateFileUrl } from "../update-files";
+import { AppError } from "../../../../errors";
+import { assetSource, normalizeArch } from "../../../releases/rules/classify";
+import { isValidVersion, normalizeVersion } from "../../../releases/rules/versions";
+import type { Arch, Asset, Release } from "../../../releases/release-repository";
+import { updateFileUrl } from "../../rules/update-files";
 
 export interface SquirrelMacRequest {
   arch: Arch;

@@ -2,7 +2,7 @@
  * Quota decisions. A key is refused only when what remains, less what in-flight requests have reserved,
  * is zero or below; an admitted request reserves an estimate that is settled on the real usage later.
  */
-import { BYTES_PER_TOKEN, tokensOfBytes } from "../wire/token-counts";
+import { BYTES_PER_TOKEN, tokensOfBytes } from "../../wire/token-counts";
 
 export interface QuotaLimits {
   quotaTokens: number | null;

@@ -1,5 +1,5 @@
 /** The key's max-tokens bound applied to what goes upstream (admission refused larger explicit values already). */
-import type { Lease } from "./admission";
+import type { Lease } from "../admission";
 
 /**
  * Sent upstream as `max_output_tokens` when the request set none (or null): a bound that only refused larger

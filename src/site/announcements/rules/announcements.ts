@@ -2,11 +2,11 @@
  * Rules of GET /api/v1/announcements: query validation, surface, test-only, target app, version range,
  * display window, locale texts and order. Pure: the route passes stored items and `now`.
  */
-import { AppError } from "../../errors";
-import type { Announcement, LocaleText } from "./announcement-repository";
-import type { AnnouncementDocument, AnnouncementQuery, AnnouncementView, Surface } from "./announcement-types";
-import { compareParsed, normalizeVersion, parseVersion, type ParsedVersion } from "../releases/versions";
-import { readParam } from "../http/query-params";
+import { AppError } from "../../../errors";
+import type { Announcement, LocaleText } from "../announcement-repository";
+import type { AnnouncementDocument, AnnouncementQuery, AnnouncementView, Surface } from "../announcement-types";
+import { compareParsed, normalizeVersion, parseVersion, type ParsedVersion } from "../../releases/rules/versions";
+import { readParam } from "../../http/rules/query-params";
 
 const MAX_APP_LENGTH = 128;
 

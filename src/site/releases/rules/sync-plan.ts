@@ -21,11 +21,11 @@
  *   new signature upstream (another asset id) has NAME fetched and checked again, as new bytes would.
  */
 import { classifyAsset } from "./classify";
-import { sanitizeFileName } from "../downloads/download-headers";
-import { isHttpUrl } from "../downloads/http-url";
-import type { AssetFields, AssetRecord, NewRelease, ReleaseBatchItem, ReleaseChanges, ReleaseRecord } from "./release-repository";
-import { versionKey } from "./release-repository";
-import type { GitHubAsset, GitHubRelease } from "./sync-github";
+import { sanitizeFileName } from "../../downloads/rules/download-headers";
+import { isHttpUrl } from "../../downloads/rules/http-url";
+import type { AssetFields, AssetRecord, NewRelease, ReleaseBatchItem, ReleaseChanges, ReleaseRecord } from "../release-repository";
+import { versionKey } from "../release-repository";
+import type { GitHubAsset, GitHubRelease } from "../sync-github";
 import { compareVersions, isValidVersion } from "./versions";
 
 /** What the plan does to one release: the repository's batch item (applied by `applyBatch` in one step). */

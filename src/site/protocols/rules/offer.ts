@@ -7,8 +7,8 @@
  * signature it needs, or null); a release it cannot offer anything of is passed over for the previous one.
  * The releases come from ReleaseServices.offered, so the signature gating of signed-offer.ts holds as well.
  */
-import { chooseVariant, planOver, rankReleases } from "../releases/latest";
-import type { Release } from "../releases/release-repository";
+import { chooseVariant, planOver, rankReleases } from "../../releases/rules/latest";
+import type { Release } from "../../releases/release-repository";
 
 export interface Offer<T> {
   release: Release;

@@ -4,7 +4,7 @@
  * repeated filter has no single meaning, and Elysia would otherwise silently keep the last value on some routes
  * while others refused. Absent is "", values are trimmed.
  */
-import { AppError, errorResponse } from "../../errors";
+import { AppError, errorResponse } from "../../../errors";
 
 export function readParam(raw: Record<string, unknown>, name: string): string {
   const v = raw[name];

@@ -4,7 +4,7 @@
  * today). The file name ends the path because updaters read it from the URL: electron-updater picks a macOS zip
  * by `arm64` in it and finds a blockmap at `URL.blockmap`; Squirrel names packages by it.
  */
-import type { Asset } from "../releases/release-repository";
+import type { Asset } from "../../releases/release-repository";
 
 export function updateFileUrl(baseUrl: string, asset: Pick<Asset, "id" | "name">): string {
   return `${baseUrl.replace(/\/+$/, "")}/update/files/${asset.id}/${encodeURIComponent(asset.name)}`;

@@ -3,15 +3,15 @@
  * rules that turn an input (plus the stored item, on update) into a complete, valid announcement.
  * Overlong or malformed values are refused with a 400, never truncated.
  */
-import type { AnnouncementFields } from "./announcement-repository";
+import type { AnnouncementFields } from "../announcement-repository";
 import { Value } from "@sinclair/typebox/value";
 import { Type as t, type Static, type TSchema } from "@sinclair/typebox";
-import { firstControl } from "../../control-chars";
-import { AppError } from "../../errors";
+import { firstControl } from "../../../rules/control-chars";
+import { AppError } from "../../../errors";
 import { normalizeLocale } from "./announcements";
-import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "./announcement-repository";
-import { compareParsed, normalizeVersion, parseVersion } from "../releases/versions";
-import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../../time-input";
+import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../announcement-repository";
+import { compareParsed, normalizeVersion, parseVersion } from "../../releases/rules/versions";
+import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../../../rules/time-input";
 
 /** Bounds of every stored text (characters). */
 export const ANNOUNCEMENT_LIMITS = {

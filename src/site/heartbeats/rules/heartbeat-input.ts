@@ -2,9 +2,9 @@
  * POST /api/v1/client/heartbeat input rules (pure): where the client id comes from, which fields are read,
  * their bounds and normalisation, and how heartbeats of one batch collapse into one row per client.
  */
-import { AppError } from "../../errors";
-import { normalizeLocale } from "../announcements/announcements";
-import { normalizeVersion, parseVersion } from "../releases/versions";
+import { AppError } from "../../../errors";
+import { normalizeLocale } from "../../announcements/rules/announcements";
+import { normalizeVersion, parseVersion } from "../../releases/rules/versions";
 
 /** The spec's recommended report interval and online window (site-api.md, Limits). */
 export const HEARTBEAT_INTERVAL_SECONDS = 60;

@@ -9,10 +9,10 @@
  *   its `-delta.nupkg` when published, for the feed's arch (`x64` when the name carries none, as Squirrel's do).
  * - Only packages whose SHA-1 is known are listed (the line needs it; asset-digests.ts).
  */
-import { AppError } from "../../../errors";
-import { assetSource, normalizeArch, nupkgKind } from "../../releases/classify";
-import type { Arch, Asset, Release } from "../../releases/release-repository";
-import { updateFileUrl } from "../update-files";
+import { AppError } from "../../../../errors";
+import { assetSource, normalizeArch, nupkgKind } from "../../../releases/rules/classify";
+import type { Arch, Asset, Release } from "../../../releases/release-repository";
+import { updateFileUrl } from "../../rules/update-files";
 
 export function parseSquirrelWindowsArch(arch: string): Arch {
   const a = normalizeArch(arch);

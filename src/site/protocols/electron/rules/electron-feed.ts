@@ -12,10 +12,10 @@
  *   deb and rpm of the feed's arch (x64 without a suffix, `-arm64`, `-ia32`), the AppImage first (it is `path`).
  * - A version with four parts has no SemVer spelling: that release is passed over (semver.ts).
  */
-import { assetSource } from "../../releases/classify";
-import type { Arch, Asset, Release } from "../../releases/release-repository";
-import { strictSemver } from "../semver";
-import { updateFileUrl } from "../update-files";
+import { assetSource } from "../../../releases/rules/classify";
+import type { Arch, Asset, Release } from "../../../releases/release-repository";
+import { strictSemver } from "../../rules/semver";
+import { updateFileUrl } from "../../rules/update-files";
 
 export interface ElectronFeed {
   channel: string;

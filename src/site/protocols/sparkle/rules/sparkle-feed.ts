@@ -13,10 +13,10 @@
  *   must take this update. `sparkle:minimumSystemVersion` is not known to Gantry and is not written.
  * - Staged rollouts are decided by Gantry (contract.md says why `sparkle:phasedRolloutInterval` is not used).
  */
-import { assetSource } from "../../releases/classify";
-import { normalizeVersion } from "../../releases/versions";
-import type { Arch, Asset, Release } from "../../releases/release-repository";
-import { updateFileUrl } from "../update-files";
+import { assetSource } from "../../../releases/rules/classify";
+import { normalizeVersion } from "../../../releases/rules/versions";
+import type { Arch, Asset, Release } from "../../../releases/release-repository";
+import { updateFileUrl } from "../../rules/update-files";
 
 const ARCHIVE_ORDER = ["zip", "dmg", "tar.gz", "tar.xz", "tar.bz2", "pkg"];
 const SPARKLE_ARCH: Record<string, Arch> = { arm64: "arm64", x86_64: "x64", x64: "x64" };

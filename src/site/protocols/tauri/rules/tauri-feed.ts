@@ -13,12 +13,12 @@
  *   target, bundle type or a current version that is no version is a 400.
  * - Tauri has no channels: pre-releases are not offered.
  */
-import { AppError } from "../../../errors";
-import { assetSource, innerFileType } from "../../releases/classify";
-import type { Arch, Asset, Platform, Release } from "../../releases/release-repository";
-import { isValidVersion } from "../../releases/versions";
-import { strictSemver } from "../semver";
-import { updateFileUrl } from "../update-files";
+import { AppError } from "../../../../errors";
+import { assetSource, innerFileType } from "../../../releases/rules/classify";
+import type { Arch, Asset, Platform, Release } from "../../../releases/release-repository";
+import { isValidVersion } from "../../../releases/rules/versions";
+import { strictSemver } from "../../rules/semver";
+import { updateFileUrl } from "../../rules/update-files";
 
 export type BundleType = "appimage" | "deb" | "rpm" | "app" | "msi" | "nsis";
 

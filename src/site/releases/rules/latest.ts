@@ -2,12 +2,12 @@
  * Builders of GET /api/v1/latest (`app.latest.v1`) and of the legacy GET /update/latest.json, plus the
  * choice of "the latest release". Pure: the route loads releases and passes the base URL in.
  */
-import { AppError } from "../../errors";
+import { AppError } from "../../../errors";
 import { assetSource, markRecommended, normalizeArch, normalizeFileType, normalizePlatform, pickWebZip } from "./classify";
-import type { Arch, Asset, AssetSource, Platform, Release } from "./release-repository";
-import type { AssetWithRecommendation, LatestQuery } from "./release-types";
+import type { Arch, Asset, AssetSource, Platform, Release } from "../release-repository";
+import type { AssetWithRecommendation, LatestQuery } from "../release-types";
 import { compareVersions, isPrerelease, isValidVersion, normalizeVersion } from "./versions";
-import { readParam } from "../http/query-params";
+import { readParam } from "../../http/rules/query-params";
 import { isFullyRolledOut, rolloutOffers } from "./rollout";
 
 export interface SiteContext {
