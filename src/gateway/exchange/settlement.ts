@@ -8,7 +8,7 @@ import { releaseConnection } from "../../http/connection-hold";
 import { knownError } from "../../state/storage-errors";
 import type { CallDeps } from "../gateway-deps";
 import type { Lease } from "../limits/admission";
-import type { PipelineCall, UsageMeter } from "../pipeline/pipeline-call";
+import type { PipelineCall, PipelineEnd, UsageMeter } from "../pipeline/pipeline-call";
 import type { ResponsesUsage } from "../wire/responses-types";
 import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "../usage/settle";
 import { internalError } from "./error-reply";
@@ -80,7 +80,8 @@ export class CallSettlement implements PipelineCall {
     this.bodyOpen = true;
   }
 
-  upstreamBodyClosed(): void {
+  /** The upstream body is closed (by the pipeline, or aborted): a lease held back for it comes back now. */
+  private upstreamBodyClosed(): void {
     this.bodyOpen = false;
     const release = this.releaseLease;
     this.releaseLease = null;
@@ -117,6 +118,23 @@ export class CallSettlement implements PipelineCall {
   stalled(): void {
     this.upstreamAbort.abort();
     void this.finish(499, "caller_stalled");
+  }
+
+  /**
+   * The pipeline's end of the call, in one call: the upstream body closed (when it says so), what the end waits for
+   * kept, then the call settled; resolves with why the answer is withheld, or null. Without `keep` nothing is
+   * awaited before the settlement, so a caller that does not await it (the caller went away) still settles now.
+   */
+  settle(end: PipelineEnd): Promise<AppError | null> {
+    if (end.upstreamClosed) this.upstreamBodyClosed();
+    const settled = end.keep
+      ? end
+          .keep()
+          .catch((err) => this.keepFailed(err))
+          // Not kept: the ledger records the failure the caller is told instead.
+          .then(() => this.finish(this.withheld?.status ?? end.status, this.withheld ? this.withheld.code : end.errorCode, end.usage))
+      : this.finish(end.status, end.errorCode, end.usage);
+    return settled.then(() => this.withheld);
   }
 
   /**
@@ -197,13 +215,13 @@ export class CallSettlement implements PipelineCall {
    * database went away at that moment), or the kept response. The answer is then never delivered as a success: a
    * reply the caller received whole is always billed and, when kept, can be fetched. The caller gets this instead.
    */
-  withheld: AppError | null = null;
+  private withheld: AppError | null = null;
 
   /**
    * The kept response could not be stored: the call ends with a failure naming the store (503 for storage that is
    * unavailable, an internal error otherwise), recorded as such in the ledger.
    */
-  keepFailed(err: unknown): void {
+  private keepFailed(err: unknown): void {
     this.deps.log.error("the response could not be kept", { requestId: this.call.requestId, error: String(err) });
     if (knownError(err) === null) {
       this.withheld = internalError(this.deps, err, this.call.requestId);

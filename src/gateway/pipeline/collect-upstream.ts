@@ -19,9 +19,8 @@ export async function collectUpstream(
   source.readsAll = true;
   const sink = new CollectSink(toolNames, keep);
   await drainPipeline(call, source, sink);
+  // The stream's failure, or why the answer is withheld (not recorded, or not kept: the settlement said so).
   if (sink.error) throw sink.error;
-  // Not recorded, or not kept: the answer is withheld (the call's settlement says why).
-  if (call.withheld) throw call.withheld;
   // The caller went away (the pipeline settled it as 499): the route's failure path answers nobody.
   if (!sink.response) throw upstreamStreamError(new Error("the stream ended without a response"));
   return sink.response;

@@ -6,6 +6,7 @@
  * one can be fetched; otherwise the caller is told why instead); settle exactly once, as 499 when the
  * caller went away; abort the upstream when the reply ends early.
  */
+import type { AppError } from "../../errors";
 import type { PipelineCall } from "./pipeline-call";
 import type { StallWatch as FullStallWatch } from "./stall-watch";
 
@@ -49,11 +50,11 @@ export interface PipelineSink<B> {
   end(failure: { code: string; message: string } | null): { out: Output; status: number; code?: string };
   /**
    * Done before the call is settled when the stream ended well (keeping the response): committed before the end
-   * is delivered, like the ledger row; when it fails, the answer is withheld (PipelineCall.keepFailed).
+   * is delivered, like the ledger row; when it fails, the answer is withheld (PipelineEnd.keep).
    */
   beforeSettle?(): Promise<void>;
-  /** What replaces the end when the answer is withheld (`reason`: PipelineCall.withheld); null keeps the end. */
-  withheld(reason: { code: string; message: string }): Output | null;
+  /** What replaces the end when the answer is withheld (`reason`: what PipelineCall.settle answered); null keeps the end. */
+  withheld(reason: AppError): Output | null;
   /** A transport or protocol failure mid-stream: what is recorded and told; null rethrows it (raw callers). */
   broken(err: unknown): FailureOutcome | null;
   /** The ledger status of a stream that ended well (raw replies keep the upstream's). */
@@ -103,7 +104,6 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
       // and the body is cancelled now (the source's finally), before the call is settled. So its slot comes back
       // with the upstream connection closed, and before the caller has its answer.
       await it.return(undefined).catch(() => {});
-      call.upstreamBodyClosed();
     }
     const failure = source.endFailure;
     const end = sink.end(failure);
@@ -111,18 +111,14 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
     if (failure) {
       errorCode = end.code ?? failure.code;
       status = end.status;
-    } else if (sink.beforeSettle) {
-      await sink.beforeSettle().catch((err) => call.keepFailed(err));
-      if (call.withheld) {
-        status = call.withheld.status;
-        errorCode = call.withheld.code;
-      }
     }
-    await call.finish(status, errorCode, source.usage);
+    // A stream that ended well keeps its response (when the sink does) before it is settled.
+    const keep = !failure && sink.beforeSettle ? () => sink.beforeSettle!() : undefined;
+    const withheld = await call.settle({ status, errorCode, usage: source.usage, upstreamClosed: !(source.ended && source.relaysAfterEnd), keep });
     settled = true;
     // Not everything the end waits for was committed: the caller is told why instead of getting the end.
-    if (call.withheld) {
-      const instead = sink.withheld(call.withheld);
+    if (withheld) {
+      const instead = sink.withheld(withheld);
       if (instead !== null) held = [instead];
     }
     for (const out of held) yield out;
@@ -136,9 +132,9 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
       if (!isEmpty(out)) yield out;
     }
   } catch (err) {
-    // The upstream body is done with (the read failed, or a sink did: then cancelled now, as after the end).
+    // The upstream body is done with (the read failed, or a sink did: then cancelled now, as after the end); the
+    // settlement below, or the finally's, says it is closed.
     it.return(undefined).catch(() => {});
-    call.upstreamBodyClosed();
     if (call.upstreamAbort.signal.aborted) {
       // The caller went away: nothing more to say to it.
       status = 499;
@@ -154,7 +150,7 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
     }
     status = outcome.status;
     errorCode = outcome.code;
-    await call.finish(status, errorCode, source.usage);
+    await call.settle({ status, errorCode, usage: source.usage, upstreamClosed: true });
     // What was held ends the reply as a success: it is never sent before a failure.
     if (!isEmpty(outcome.out)) yield outcome.out;
   } finally {
@@ -164,10 +160,10 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
     it.return(undefined).catch(() => {});
     // Unsettled and still "ok" here: the server abandoned the body at a yield, because the caller went away
     // mid-stream. It is charged for what was produced until then (estimated when no usage came).
+    // The upstream body is drained, aborted, or cancelled by the return() above (an async generator's finally runs
+    // within it). Settled already, this only closes it.
     const ok = errorCode === (sink.okCode ?? null) && status === (sink.okStatus ?? 200);
-    call.finish(ok ? 499 : status, ok ? "client_closed" : errorCode, source.usage);
-    // Drained, aborted, or cancelled by the return() above (an async generator's finally runs within it).
-    call.upstreamBodyClosed();
+    void call.settle({ status: ok ? 499 : status, errorCode: ok ? "client_closed" : errorCode, usage: source.usage, upstreamClosed: true });
   }
 }
 

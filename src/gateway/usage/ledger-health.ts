@@ -1,6 +1,6 @@
 /**
  * Whether the ledger can be written. When a ledger write fails (a full disk, an I/O error, the database gone), the
- * answers of the calls in flight are withheld (CallSettlement.withheld), and new gateway requests are refused with
+ * answers of the calls in flight are withheld (what CallSettlement.settle answers), and new gateway requests are refused with
  * a 503 and Retry-After from then on, instead of running upstream work whose answer would be withheld too. A probe
  * write is tried every second; the first that succeeds lets requests in again, with no operator action.
  */

@@ -30,7 +30,8 @@ export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config" | "
 
   if (!upstream.body) {
     call.meter = { estimate: () => ({ inputTokens, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 }) };
-    call.settlement.finish(status, status >= 400 ? "upstream_status" : null);
+    // No body: the upstream call is over, and settled here (no pipeline runs).
+    void call.settlement.settle({ status, errorCode: status >= 400 ? "upstream_status" : null, usage: null, upstreamClosed: true });
     return new Response(null, { status, headers });
   }
   const isJson = (upstream.headers.get("content-type") ?? "").includes("json");

@@ -3,6 +3,7 @@
  * object, which the route answers with once the pipeline has settled the call. A failure becomes the error the
  * caller gets instead, with whatever usage was known settled.
  */
+import type { AppError } from "../../../errors";
 import type { ResponseObject } from "../../wire/responses-types";
 import { createResponseCollector } from "../../wire/collect";
 import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
@@ -46,8 +47,9 @@ export class CollectSink implements PipelineSink<UpstreamEvent[]> {
     this.response = this.keep ? await this.keep(result) : result;
   }
 
-  withheld(): null {
-    // The route refuses the answer itself (the call's `withheld`).
+  withheld(reason: AppError): null {
+    // The caller is told why instead of getting the response (a failure of the stream itself comes first).
+    this.error ??= reason;
     return null;
   }
 
