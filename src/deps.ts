@@ -28,7 +28,7 @@ import { recordedHistory } from "./gateway/usage/limiter-history";
 import { RedisAdminSessions } from "./store/redis/admin-sessions";
 import { RedisHeartbeatLimits } from "./store/redis/heartbeat-limits";
 import { InProcessHeartbeatLimits } from "./site/heartbeats/heartbeat-limits";
-import { StorageReserve } from "./site/storage-reserve";
+import { StorageReserve } from "./state/storage-reserve";
 import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
 import { upstreamIdentity } from "./gateway/upstream/refused-params-repository";
 import type { StoredResponseRepository } from "./gateway/responses/stored-response-repository";

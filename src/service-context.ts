@@ -9,7 +9,7 @@ import type { DownloadRepository } from "./site/downloads/download-repository";
 import type { AnnouncementRepository } from "./site/announcements/announcement-repository";
 import type { ClientRepository } from "./site/heartbeats/client-repository";
 import type { HeartbeatLimitStore } from "./site/heartbeats/heartbeat-limit-store";
-import type { StorageReserve } from "./site/storage-reserve";
+import type { StorageReserve } from "./state/storage-reserve";
 
 export interface ServiceContext {
   config: Config;

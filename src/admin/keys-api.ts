@@ -10,7 +10,7 @@ import type { StoredResponseRepository } from "../gateway/responses/stored-respo
 import type { UsageLedger } from "../gateway/usage/ledger-repository";
 import { MAX_JSON_DEPTH, readJsonObject } from "../http/body";
 import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "../gateway/keys/key-input";
-import { keyUsageReport, usageDays } from "../gateway/keys/key-usage";
+import { keyUsageReport, usageDays } from "../gateway/usage/key-usage";
 
 /** A thousand model patterns of 200 characters fit; anything larger is not a key. */
 const MAX_KEY_BODY_BYTES = 512 * 1024;

@@ -1,7 +1,7 @@
 /** `gantry keys ...`: create, list, show, update, disable, enable, delete, usage — the same rules as /admin/api/keys. */
 import { AppError } from "../errors";
 import { checkKeyInput, keyFieldsFrom, keyView, type KeyInput } from "../gateway/keys/key-input";
-import { DAY_MS, DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, keyUsageReport, usageDays, usageSince } from "../gateway/keys/key-usage";
+import { DAY_MS, DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, keyUsageReport, usageDays, usageSince } from "../gateway/usage/key-usage";
 import { NO_USAGE, type ApiKey } from "../gateway/keys/key-repository";
 import { formatBytes } from "../site/releases/sync-progress";
 import type { Command, Group } from "./command";

@@ -19,7 +19,7 @@ import type { AssetRecord, ReleaseRepository } from "../releases/release-reposit
 import type { DownloadRepository } from "./download-repository";
 import { assetSource } from "../releases/rules/classify";
 import { isOffered } from "../releases/rules/signed-offer";
-import type { StorageReserve } from "../storage-reserve";
+import type { StorageReserve } from "../../state/storage-reserve";
 
 export interface DownloadDeps {
   store: ReleaseRepository;

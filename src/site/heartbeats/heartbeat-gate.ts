@@ -5,7 +5,7 @@
  */
 import { AppError } from "../../errors";
 import { addressKey } from "../../http/throttle";
-import type { StorageReserve } from "../storage-reserve";
+import type { StorageReserve } from "../../state/storage-reserve";
 import type { HeartbeatAdmission, HeartbeatLimitStore } from "./heartbeat-limit-store";
 
 export class HeartbeatGate {

@@ -4,13 +4,15 @@
  */
 import { Elysia } from "elysia";
 import { corsOf } from "../http/cors";
-import type { EngagementServices } from "../engagement-services";
+import type { HeartbeatGate } from "./heartbeat-gate";
+import type { HeartbeatService } from "./heartbeat-service";
 import { readJsonObject } from "../../http/body";
 import { clientAddress } from "../../http/client-address";
 import { CLIENT_ID_HEADER, HEARTBEAT_MAX_BODY_BYTES, heartbeatReply, parseHeartbeat } from "./rules/heartbeat-input";
 
 export interface HeartbeatRoutesDeps {
-  engagement: Pick<EngagementServices, "heartbeats" | "heartbeatGate">;
+  /** Declared here, not taken from the site's engagement bundle, so the feature does not import the composition above it. */
+  engagement: { heartbeats: HeartbeatService; heartbeatGate: HeartbeatGate };
   now: () => number;
 }
 

@@ -4,10 +4,10 @@
  * portal's 30-day view; `daily` holds only the days with requests (the CLI's table fills in the others).
  * `storedResponses` is what the key keeps now (responses and their size), whatever the window.
  */
-import type { ApiKey, KeyRepository } from "./key-repository";
+import type { ApiKey, KeyRepository } from "../keys/key-repository";
 import type { StoredResponseRepository } from "../responses/stored-response-repository";
-import type { UsageLedger } from "../usage/ledger-repository";
-import { keyView } from "./key-input";
+import type { UsageLedger } from "./ledger-repository";
+import { keyView } from "../keys/key-input";
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_USAGE_DAYS = 30;
