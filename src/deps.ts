@@ -39,8 +39,9 @@ import type { UsageLedger } from "./gateway/usage/ledger-repository";
 import type { ChangeFeed } from "./state/change-feed";
 import { FileSystemMirror } from "./store/files/fs-mirror";
 import { S3Mirror } from "./store/s3/s3-mirror";
-import type { Mirror } from "./site/downloads/mirror";
+import type { Mirror } from "./site/releases/mirror";
 import { RecordingMirror, checkMirrorRecord } from "./site/downloads/mirror-record";
+import { DownloadService } from "./site/downloads/download-service";
 import type { MetaRepository } from "./state/meta-repository";
 import { createEngagementServices, type EngagementServices } from "./site/engagement-services";
 import { createReleaseServices, type ReleaseServices } from "./site/releases/release-services";
@@ -246,7 +247,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const storage = new StorageReserve(config.databaseUrl ? () => null : () => freeBytesAt(databaseDir), config.storageReserveMb * 1048576, log);
   const ctx = { config, meta, changes, releases: stores.releases, downloads: stores.downloads, announcements: stores.announcements,
     clients: stores.clients, heartbeatLimits, storage, mirror, log, now, fetch: options.fetch ?? fetch };
-  const releases = createReleaseServices(ctx);
+  const releases = createReleaseServices(ctx, (parts) =>
+    new DownloadService({ ...parts, tokens: ctx.downloads, meta: ctx.meta, config: ctx.config, now: ctx.now, log: ctx.log, storage: ctx.storage }),
+  );
   const engagement = createEngagementServices(ctx);
   metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement));
   return {

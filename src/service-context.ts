@@ -3,7 +3,7 @@ import type { Config } from "./config";
 import type { Logger } from "./log";
 import type { MetaRepository } from "./state/meta-repository";
 import type { ChangeFeed } from "./state/change-feed";
-import type { Mirror } from "./site/downloads/mirror";
+import type { Mirror } from "./site/releases/mirror";
 import type { ReleaseRepository } from "./site/releases/release-repository";
 import type { DownloadRepository } from "./site/downloads/download-repository";
 import type { AnnouncementRepository } from "./site/announcements/announcement-repository";

@@ -27,7 +27,7 @@ import { checkAssetName, checkUpstreamUrl } from "../site/releases/release-catal
 import { assetView, releaseView, sortNewestFirst, withOnlineClients } from "../site/releases/release-view";
 import type { ClientStatsService } from "../site/heartbeats/client-stats-service";
 import { configuredTokenFor } from "../site/releases/sync-github";
-import { MirrorWriteError } from "../site/downloads/mirror";
+import { MirrorWriteError } from "../site/releases/mirror";
 import { boundedJsonParser } from "../http/body";
 import { redactUrlCredentials } from "../redact";
 

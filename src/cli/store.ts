@@ -10,7 +10,7 @@ import { DataDirInUseError, lockDataDir, type DataDirLock } from "../store/sqlit
 import { copyStore, type CopyReport } from "../store/copy/copy-store";
 import { PostgresSide } from "../store/postgres/copy-side";
 import { SqliteSide } from "../store/sqlite/copy-side";
-import type { Mirror } from "../site/downloads/mirror";
+import type { Mirror } from "../site/releases/mirror";
 import { MIRROR_RECORD_KEY, encodeMirrorLocation } from "../site/downloads/rules/mirror-location";
 import type { Group } from "./command";
 import { CommandError, STORE_SETTINGS, UsageError, configFrom, noDatabase, printJson, table } from "./common";

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, test } from "bun:test";
-import { MirrorWriteError, type Mirror } from "../../src/site/downloads/mirror";
+import { MirrorWriteError, type Mirror } from "../../src/site/releases/mirror";
 
 export interface MirrorFixture {
   mirror: Mirror;

@@ -10,7 +10,7 @@ import type { KeyFields } from "../../src/gateway/keys/key-repository";
 import { openSqliteStores } from "../../src/store/sqlite/stores";
 import { openPostgresStores } from "../../src/store/postgres/stores";
 import type { Stores } from "../../src/store/stores";
-import type { Mirror } from "../../src/site/downloads/mirror";
+import type { Mirror } from "../../src/site/releases/mirror";
 import type { Database } from "bun:sqlite";
 import { freshDatabase } from "./postgres";
 import { redisUrl } from "./redis";

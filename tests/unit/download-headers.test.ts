@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows, sanitizeFileName } from "../../src/site/downloads/rules/download-headers";
+import { contentDisposition, contentTypeFor, downloadEtag, ifRangeAllows } from "../../src/site/downloads/rules/download-headers";
+import { sanitizeFileName } from "../../src/site/releases/rules/asset-file-name";
 
 describe("sanitizeFileName", () => {
   test("keeps ordinary names", () => {

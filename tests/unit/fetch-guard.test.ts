@@ -1,6 +1,6 @@
 /** Which addresses the site may fetch from (fetch-guard.ts): public ones, and hosts the operator lists. */
 import { describe, expect, test } from "bun:test";
-import { checkDestination, DestinationRefused, isPublicAddress } from "../../src/site/downloads/fetch-guard";
+import { checkDestination, DestinationRefused, isPublicAddress } from "../../src/site/fetch/fetch-guard";
 
 describe("isPublicAddress", () => {
   test("loopback, private, link-local, metadata, unique-local and unspecified addresses are not public", () => {

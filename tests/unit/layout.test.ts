@@ -16,7 +16,7 @@ const COMPOSITION = new Set(["src/deps.ts", "src/app.ts", "src/server.ts", "src/
 /** Modules every layer may use: they hold no state and know no feature. */
 const SHARED = new Set(["src/secrets.ts", "src/errors.ts", "src/log.ts", "src/version.ts"]);
 /** Where a feature declares the interface of its state: types, and the errors an implementation throws. */
-const PORT = /(-repository\.ts|^src\/site\/downloads\/mirror\.ts|^src\/gateway\/limits\/limiter-store\.ts|^src\/site\/heartbeats\/heartbeat-limit-store\.ts|^src\/admin\/admin-session-store\.ts)$/;
+const PORT = /(-repository\.ts|^src\/site\/releases\/mirror\.ts|^src\/gateway\/limits\/limiter-store\.ts|^src\/site\/heartbeats\/heartbeat-limit-store\.ts|^src\/admin\/admin-session-store\.ts)$/;
 
 /**
  * The pure core: values in, values out; no framework, no database, no network, no clock. Purity is a property of
@@ -39,6 +39,7 @@ const PURE_FOLDERS = [
   "src/site/protocols/sparkle/rules/",
   "src/site/protocols/velopack/rules/",
   "src/site/downloads/rules/",
+  "src/site/fetch/rules/",
   "src/site/announcements/rules/",
   "src/site/heartbeats/rules/",
   "src/site/http/rules/",
@@ -225,8 +226,6 @@ const FOLDER_CYCLES_LEFT = new Set<string>([
   "src/gateway/upstream <-> src/gateway/wire",
   "src/gateway/wire <-> src/gateway/wire/sse",
   "src/site/announcements <-> src/site/announcements/rules",
-  "src/site/downloads <-> src/site/downloads/rules",
-  "src/site/downloads <-> src/site/releases",
   "src/site/heartbeats <-> src/site/heartbeats/rules",
   "src/site/protocols <-> src/site/protocols/electron",
   "src/site/protocols <-> src/site/protocols/sparkle",

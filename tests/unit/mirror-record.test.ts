@@ -8,7 +8,7 @@ import { FileSystemMirror } from "../../src/store/files/fs-mirror";
 import { openSqliteStores } from "../../src/store/sqlite/stores";
 import { RecordingMirror, MirrorMismatchError, checkMirrorRecord } from "../../src/site/downloads/mirror-record";
 import { MIRROR_RECORD_KEY, encodeMirrorLocation, parseMirrorLocation } from "../../src/site/downloads/rules/mirror-location";
-import type { Mirror } from "../../src/site/downloads/mirror";
+import type { Mirror } from "../../src/site/releases/mirror";
 import { silentLogger } from "../../src/log";
 import { tempDirs } from "../support/temp-dirs";
 

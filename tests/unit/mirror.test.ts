@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MirrorWriteError } from "../../src/site/downloads/mirror";
+import { MirrorWriteError } from "../../src/site/releases/mirror";
 import { FileSystemMirror } from "../../src/store/files/fs-mirror";
 
 const dirs: string[] = [];

@@ -27,7 +27,7 @@
  */
 import { AppError, errorResponse } from "../../errors";
 import { contentTypeFor } from "./rules/download-headers";
-import { DownloadFetchError, fetchFollowingRedirects } from "./download-fetch";
+import { DownloadFetchError, fetchFollowingRedirects } from "../fetch/download-fetch";
 import { multipartByteranges, exactly, streamFrom } from "./download-multipart";
 import { pullThrough, type PullThrough } from "./download-pull-through";
 import {

@@ -9,7 +9,7 @@
  * nothing piles up. A caller that leaves early, or an upstream that breaks, fails the mirror write (its temp
  * file is removed): only a complete pass is stored.
  */
-import type { Mirror, MirrorObject } from "./mirror";
+import type { Mirror, MirrorObject } from "../releases/mirror";
 
 export interface PullThrough {
   mirror: Pick<Mirror, "put">;

@@ -14,7 +14,7 @@ import { downloadNotModified } from "./download-revalidation";
 import { DownloadTokenSigner, TOKEN_REASON_TEXT, isWellFormedToken, judgeToken } from "./download-tokens";
 import { MintLimit } from "./mint-limit";
 import type { MetaRepository } from "../../state/meta-repository";
-import type { Mirror, MirrorObject } from "./mirror";
+import type { Mirror, MirrorObject } from "../releases/mirror";
 import type { AssetRecord, ReleaseRepository } from "../releases/release-repository";
 import type { DownloadRepository } from "./download-repository";
 import { assetSource } from "../releases/rules/classify";

@@ -9,7 +9,7 @@
 import type { MetaRepository } from "../../state/meta-repository";
 import type { Logger } from "../../log";
 import type { ReleaseRepository } from "../releases/release-repository";
-import type { DirectUrlOptions, Mirror, MirrorLocation, MirrorObject, PutOptions } from "./mirror";
+import type { DirectUrlOptions, Mirror, MirrorLocation, MirrorObject, PutOptions } from "../releases/mirror";
 import { MIRROR_RECORD_KEY, describeMirror, encodeMirrorLocation, mirrorMismatchMessage, parseMirrorLocation, sameMirror } from "./rules/mirror-location";
 
 /** How many of a database's mirrored files are looked for when it has files but no note (one found is enough). */

@@ -10,7 +10,7 @@
  * known only by its upstream address, until pulled through) an asset without them is not offered by the feeds that
  * need them.
  */
-import type { Mirror, MirrorObject } from "../downloads/mirror";
+import type { Mirror, MirrorObject } from "./mirror";
 import type { AssetFields, AssetRecord, ReleaseRepository } from "./release-repository";
 
 /** The asset fields of bytes just stored: their digests and size. */

@@ -18,9 +18,9 @@ import { readSignatureBeside, signatureToKeep, signaturesOf } from "./publish-si
 import { AppError } from "../../errors";
 import { NO_DIGESTS, storedFields } from "./asset-digests";
 import { classifyAsset, normalizeArch, normalizeFileType, normalizePlatform } from "./rules/classify";
-import { sanitizeFileName } from "../downloads/rules/download-headers";
-import { isHttpUrl } from "../downloads/rules/http-url";
-import type { Mirror, MirrorObject } from "../downloads/mirror";
+import { sanitizeFileName } from "./rules/asset-file-name";
+import { isHttpUrl } from "../fetch/rules/http-url";
+import type { Mirror, MirrorObject } from "./mirror";
 import type { AssetFields, AssetRecord, ReleaseChanges, ReleasePut, ReleaseRecord, ReleaseRepository } from "./release-repository";
 import type { Arch, Platform } from "./release-repository";
 import { isValidVersion } from "./rules/versions";

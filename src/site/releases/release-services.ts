@@ -4,15 +4,36 @@
  */
 import { join } from "node:path";
 import type { ServiceContext } from "../../service-context";
-import { DownloadService } from "../downloads/download-service";
-import { guardedFetch } from "../downloads/fetch-guard";
-import type { Mirror } from "../downloads/mirror";
+import { guardedFetch } from "../fetch/fetch-guard";
+import type { Mirror } from "./mirror";
 import { backfillUpdaterDigests } from "./asset-digests";
 import { parsePublicKeySetting } from "../../minisign-key";
 import { ReleaseCatalog } from "./release-catalog";
 import type { ReleaseRecord, ReleaseRepository } from "./release-repository";
 import { offeredReleases } from "./rules/signed-offer";
 import { ReleaseSync, type SyncOptions, type SyncReport } from "./sync-service";
+
+/**
+ * What the assets are handed out through: signed links and their serving (downloads/download-service.ts). Declared
+ * here and built by a factory the composition root passes in, so releases/ imports nothing of downloads/ (which
+ * reads the releases).
+ */
+export interface DownloadLinks {
+  issue(rawId: string, client: string): Promise<string>;
+  serve(request: Request, token: string, client: string): Promise<Response>;
+  downloadsByDay(assetId: number): Promise<Array<{ day: string; count: number }>>;
+  purgeExpired(now: number): Promise<number>;
+}
+
+/** What the release services share with the download service built for them. */
+export interface DownloadParts {
+  store: ReleaseRepository;
+  mirror: Mirror;
+  /** The guarded fetch: proxied downloads reach only public addresses, as syncs do. */
+  fetch: typeof fetch;
+  /** GANTRY_RELEASE_PUBLIC_KEY is set: only assets with a verified signature are served. */
+  requireSignatures: boolean;
+}
 
 export interface ReleaseServices {
   /** Releases and assets (`ServiceContext.releases`). */
@@ -22,7 +43,7 @@ export interface ReleaseServices {
   /** Operator operations: publish, upload, update, classify, delete. */
   catalog: ReleaseCatalog;
   /** Token minting and `/dl/{token}` serving. */
-  downloads: DownloadService;
+  downloads: DownloadLinks;
   /**
    * The releases as the documents offer them: with GANTRY_RELEASE_PUBLIC_KEY set, without the synced assets whose
    * bytes are not yet mirrored with a verified signature (signed-offer.ts).
@@ -38,7 +59,7 @@ export interface ReleaseServices {
   close(): void;
 }
 
-export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
+export function createReleaseServices(ctx: ServiceContext, downloadsFor: (parts: DownloadParts) => DownloadLinks): ReleaseServices {
   const store = ctx.releases;
   const mirror = ctx.mirror;
   const publicKey = ctx.config.releasePublicKey ? parsePublicKeySetting(ctx.config.releasePublicKey) : null;
@@ -49,7 +70,7 @@ export function createReleaseServices(ctx: ServiceContext): ReleaseServices {
     onRefused: (host, reason) => ctx.log.warn("fetch refused", { host, reason }),
   });
   const requireSignatures = publicKey !== null;
-  const downloads = new DownloadService({ store, tokens: ctx.downloads, meta: ctx.meta, mirror, config: ctx.config, now: ctx.now, fetch, log: ctx.log, requireSignatures, storage: ctx.storage });
+  const downloads = downloadsFor({ store, mirror, fetch, requireSignatures });
   const sync = new ReleaseSync({ store, mirror, meta: ctx.meta, log: ctx.log, now: ctx.now, fetch, publicKey });
   const timers: Array<ReturnType<typeof setTimeout>> = [];
   const abort = new AbortController();

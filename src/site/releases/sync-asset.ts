@@ -5,8 +5,8 @@
  * body is teed: one read, two consumers, as publish does). Bytes that fail verification leave the mirror again
  * unless another asset holds them. Throws on any failure; the caller records it.
  */
-import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
-import type { Mirror, MirrorObject } from "../downloads/mirror";
+import { DownloadFetchError, fetchFollowingRedirects } from "../fetch/download-fetch";
+import type { Mirror, MirrorObject } from "./mirror";
 import { updaterDigestsOf } from "./asset-digests";
 import type { MinisignPublicKey } from "../../minisign-key";
 import type { AssetRecord } from "./release-repository";

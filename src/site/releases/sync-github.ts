@@ -3,8 +3,8 @@
  * (`per_page=100`, following `Link: rel="next"`), each page asked conditionally with the ETag remembered from
  * the last successful sync. GitHub does not count an authorised 304 against the rate limit.
  */
-import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
-import { isHttpUrl } from "../downloads/rules/http-url";
+import { DownloadFetchError, fetchFollowingRedirects } from "../fetch/download-fetch";
+import { isHttpUrl } from "../fetch/rules/http-url";
 
 export interface GitHubAsset {
   id: number;

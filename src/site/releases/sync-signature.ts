@@ -5,7 +5,7 @@
  * the mirror; without it a minisign signature is carried unchecked and anything else (a GPG `.sig`) is dropped,
  * as publish does (publish-signatures.ts).
  */
-import { DownloadFetchError, fetchFollowingRedirects } from "../downloads/download-fetch";
+import { DownloadFetchError, fetchFollowingRedirects } from "../fetch/download-fetch";
 import { MinisignError, keyIdHex, type MinisignPublicKey } from "../../minisign-key";
 import { parseSignature, verifySignature } from "./minisign";
 import type { AssetRecord } from "./release-repository";

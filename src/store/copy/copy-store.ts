@@ -4,7 +4,7 @@
  * that both stores hold the same rows (counts and a SHA-256 per table, in key order) and that every mirrored
  * asset's bytes are in the target mirror under their digest.
  */
-import type { Mirror } from "../../site/downloads/mirror";
+import type { Mirror } from "../../site/releases/mirror";
 import { COPIED_TABLES, TableDigest, type RecordSide } from "./tables";
 
 export class TargetNotEmptyError extends Error {

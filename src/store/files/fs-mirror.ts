@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { open, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { MirrorWriteError, type Mirror, type MirrorLocation, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { MirrorWriteError, type Mirror, type MirrorLocation, type MirrorObject, type PutOptions } from "../../site/releases/mirror";
 import { sweepTempFiles, tempFileName } from "./temp-files";
 import { writeHashed } from "./write-hashed";
 

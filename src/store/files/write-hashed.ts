@@ -4,7 +4,7 @@
  * is never read faster than the disk takes it. On failure the stream is cancelled; the caller removes the file.
  */
 import type { FileHandle } from "node:fs/promises";
-import { MirrorWriteError, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { MirrorWriteError, type MirrorObject, type PutOptions } from "../../site/releases/mirror";
 
 export async function writeHashed(body: ReadableStream<Uint8Array>, file: FileHandle, options: PutOptions): Promise<MirrorObject> {
   const hasher = new Bun.CryptoHasher("sha256");

@@ -13,7 +13,7 @@ import { S3Client, type S3File } from "bun";
 import { mkdirSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { MirrorWriteError, type DirectUrlOptions, type Mirror, type MirrorLocation, type MirrorObject, type PutOptions } from "../../site/downloads/mirror";
+import { MirrorWriteError, type DirectUrlOptions, type Mirror, type MirrorLocation, type MirrorObject, type PutOptions } from "../../site/releases/mirror";
 import { sweepTempFiles, tempFileName } from "../files/temp-files";
 import { writeHashed } from "../files/write-hashed";
 

@@ -1,4 +1,5 @@
 /** Header values of file downloads (pure): Content-Disposition, Content-Type, ETag and If-Range. */
+import { sanitizeFileName } from "../../releases/rules/asset-file-name";
 
 /**
  * `attachment; filename="…"; filename*=UTF-8''…` (RFC 6266). The plain `filename` is an ASCII fallback with
@@ -18,19 +19,6 @@ export function contentDisposition(name: string): string {
 /** RFC 5987 value-chars: encodeURIComponent leaves a few characters that are not attr-chars. */
 function encodeRfc5987(value: string): string {
   return encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-/**
- * A file name safe to store and show: the last path segment only, no control characters, no leading dots
- * or spaces, at most 200 characters. "" when nothing usable is left (callers refuse it).
- */
-export function sanitizeFileName(name: string): string {
-  const lastSegment = name.split(/[/\\]/).pop() ?? "";
-  const cleaned = lastSegment
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, "")
-    .replace(/^[\s.]+/, "")
-    .trim();
-  return [...cleaned].slice(0, 200).join("");
 }
 
 const CONTENT_TYPES: Record<string, string> = {

@@ -4,7 +4,7 @@
  * instance started without the bucket, or with another one, is refused instead of answering 404 for every file.
  * Pure: the value's format, its comparison and the words that name a mirror.
  */
-import type { MirrorLocation } from "../mirror";
+import type { MirrorLocation } from "../../releases/mirror";
 
 /** The meta key of the note. */
 export const MIRROR_RECORD_KEY = "mirror_location";

@@ -21,8 +21,8 @@
  *   new signature upstream (another asset id) has NAME fetched and checked again, as new bytes would.
  */
 import { classifyAsset } from "./classify";
-import { sanitizeFileName } from "../../downloads/rules/download-headers";
-import { isHttpUrl } from "../../downloads/rules/http-url";
+import { sanitizeFileName } from "./asset-file-name";
+import { isHttpUrl } from "../../fetch/rules/http-url";
 import type { AssetFields, AssetRecord, NewRelease, ReleaseBatchItem, ReleaseChanges, ReleaseRecord } from "../release-repository";
 import { versionKey } from "../release-repository";
 import type { GitHubAsset, GitHubRelease } from "../sync-github";
