@@ -14,7 +14,14 @@ import { createResponseCollector } from "./collect";
 import { DELTA_TYPES } from "./stream-event";
 import { BYTES_PER_TOKEN, tokensOfBytes } from "./token-counts";
 import type { JsonObject, OutputItem, ResponsesRequest, ResponsesStreamEvent, ResponsesUsage } from "./responses-types";
-import type { PostedRequest } from "../upstream/post-responses";
+/**
+ * What the upstream was sent: the parameters left out and the JSON itself. Declared here (the upstream's
+ * `PostedRequest` has both) so the wire code imports nothing of upstream/, which builds on it.
+ */
+export interface SentRequest {
+  dropped: readonly string[];
+  sentJson: string;
+}
 
 
 const utf8 = new TextEncoder();
@@ -37,7 +44,7 @@ export function utf8Prefix(text: string, bytes: number): string {
  * The bound to enforce for a posted request: its `max_output_tokens` when the upstream did not get it (the field
  * was dropped as unsupported), else null (the upstream enforces its own).
  */
-export function outputBoundFor(intended: ResponsesRequest, posted: PostedRequest): OutputBound | null {
+export function outputBoundFor(intended: ResponsesRequest, posted: SentRequest): OutputBound | null {
   const bound = intended.max_output_tokens;
   if (typeof bound !== "number" || !posted.dropped.includes("max_output_tokens")) return null;
   return new OutputBound(bound, tokensOfBytes(Buffer.byteLength(posted.sentJson)));
