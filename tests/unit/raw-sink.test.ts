@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { buildResponseEvents, encodeEventFrames } from "../../src/gateway/simulator/events";
-import { RawSseRelay } from "../../src/gateway/pipeline/sinks/raw-sink";
+import { RawSseRelay } from "../../src/gateway/pipeline/raw-sink";
 
 const USAGE = { input_tokens: 12, output_tokens: 20, total_tokens: 32 };
 

@@ -6,7 +6,7 @@ import type { PipelineCall } from "./pipeline-call";
 import type { UpstreamEventSource } from "./event-source";
 import type { ResponseObject } from "../wire/responses-types";
 import { drainPipeline } from "./pipeline";
-import { CollectSink } from "./sinks/collect-sink";
+import { CollectSink } from "./collect-sink";
 import { upstreamStreamError } from "../wire/failure";
 
 /** `keep`: what to do with a finished response before the call is settled (keeping it, with Gantry's ids). */

@@ -7,7 +7,7 @@ import type { GatewayDeps } from "../../gateway-deps";
 import type { ExchangeCall } from "../../exchange/dialect";
 import { tokensOfBytes } from "../../wire/token-counts";
 import { pipelineResponse } from "../../pipeline/pipeline";
-import { RawJsonRelay, RawSseRelay } from "../../pipeline/sinks/raw-sink";
+import { RawJsonRelay, RawSseRelay } from "../../pipeline/raw-sink";
 
 /** Upstream reply headers a raw caller gets back (hop-by-hop and the upstream's own quota headers stay behind). */
 const PASSED_HEADERS = ["content-type", "retry-after", "openai-processing-ms", "openai-version"];

@@ -3,13 +3,13 @@
  * object, which the route answers with once the pipeline has settled the call. A failure becomes the error the
  * caller gets instead, with whatever usage was known settled.
  */
-import type { AppError } from "../../../errors";
-import type { ResponseObject } from "../../wire/responses-types";
-import { createResponseCollector } from "../../wire/collect";
-import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
-import type { FailureOutcome, PipelineSink } from "../pipeline";
-import type { UpstreamEvent } from "../../wire/stream-event";
-import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
+import type { AppError } from "../../errors";
+import type { ResponseObject } from "../wire/responses-types";
+import { createResponseCollector } from "../wire/collect";
+import { mapStreamFailure, upstreamStreamError } from "../wire/failure";
+import type { FailureOutcome, PipelineSink } from "./pipeline";
+import type { UpstreamEvent } from "../wire/stream-event";
+import { createResponsesStreamRewriter } from "../wire/stream-rewrite";
 
 export class CollectSink implements PipelineSink<UpstreamEvent[]> {
   readonly keepAlive = null;

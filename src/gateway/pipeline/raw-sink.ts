@@ -4,15 +4,15 @@
  * from there is it decoded, and that event's usage read from its text (parsed only when the text does not show it).
  * A JSON reply is read for its `usage` as it passes and its last chunk waits for the ledger's commit.
  */
-import type { UsageMeter } from "../pipeline-call";
-import type { ResponsesUsage } from "../../wire/responses-types";
-import { TERMINAL_EVENT_TYPES } from "../../wire/responses-types";
-import type { TokenCounts } from "../../wire/token-counts";
-import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject, terminalUsageFromText } from "../../wire/json-usage";
-import type { PipelineSink, PipelineSource } from "../pipeline";
-import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDecoder } from "../../wire/sse/decode";
-import { opensWithType } from "../../wire/stream-event";
-import { usageOf } from "../../wire/upstream-events";
+import type { UsageMeter } from "./pipeline-call";
+import type { ResponsesUsage } from "../wire/responses-types";
+import { TERMINAL_EVENT_TYPES } from "../wire/responses-types";
+import type { TokenCounts } from "../wire/token-counts";
+import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject, terminalUsageFromText } from "../wire/json-usage";
+import type { PipelineSink, PipelineSource } from "./pipeline";
+import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDecoder } from "../wire/sse/decode";
+import { opensWithType } from "../wire/stream-event";
+import { usageOf } from "../wire/upstream-events";
 
 const TERMINAL_MARKERS = [...TERMINAL_EVENT_TYPES].map((t) => Buffer.from(t));
 /** Enough bytes either side of a chunk boundary to hold any name looked for, cut anywhere. */
