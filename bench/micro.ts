@@ -11,8 +11,8 @@ import type { ResponsesStreamEvent } from "../src/gateway/wire/responses-types";
 const src = (p: string) => import(join(GANTRY_SOURCE, "src", p));
 // The pure wire code lives in gateway/wire/ (gateway/stream/ in checkouts before issue 32).
 const wire = (p: string) => src(`gateway/wire/${p}`).catch(() => src(`gateway/stream/${p}`));
-const { createSseDecoder, parseStreamEvent } = await wire("sse/decode.ts");
-const { encodeData, encodeEvent } = await wire("sse/encode.ts");
+const { createSseDecoder, parseStreamEvent } = await wire("sse-decode.ts");
+const { encodeData, encodeEvent } = await wire("sse-encode.ts");
 const { normalizeResponsesRequest } = await src("gateway/translate/normalize.ts");
 const { createResponsesStreamRewriter } = await wire("stream-rewrite.ts");
 const { createChatStreamTranslator } = await src("gateway/translate/stream-to-chat.ts");

@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
-import { encodeData } from "../../src/gateway/wire/sse/encode";
+import { encodeData } from "../../src/gateway/wire/sse-encode";
 import { readTextDelta } from "../../src/gateway/wire/delta-text";
 import { OPENING_TYPES, TEXT_DELTA } from "../../src/gateway/wire/stream-event";
 import { createChatStreamTranslator } from "../../src/gateway/translate/stream-to-chat";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/wire/sse/decode";
+import { createSseDecoder, parseStreamEvent, StreamProtocolError, type SseEvent } from "../../src/gateway/wire/sse-decode";
 import { decodeChunks } from "../support/fixtures";
 import { cutPoints, junkJson, runs, splitAt, trickyString } from "./arbitraries";
 

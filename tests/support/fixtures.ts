@@ -2,7 +2,7 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/wire/sse/decode";
+import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/wire/sse-decode";
 import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import type { HeartbeatRecord, MergedHeartbeat } from "../../src/site/heartbeats/rules/heartbeat-input";
 

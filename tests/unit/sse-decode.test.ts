@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createSseDecoder, parseStreamEvent, SseEventTooLargeError, StreamProtocolError, type SseEvent } from "../../src/gateway/wire/sse/decode";
+import { createSseDecoder, parseStreamEvent, SseEventTooLargeError, StreamProtocolError, type SseEvent } from "../../src/gateway/wire/sse-decode";
 import { FIXTURE_NAMES, decodeChunks, loadFixture } from "../support/fixtures";
 
 const utf8 = new TextEncoder();

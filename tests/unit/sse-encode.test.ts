@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/wire/sse/decode";
-import { encodeData, encodeEvent, SSE_DONE, SSE_KEEPALIVE } from "../../src/gateway/wire/sse/encode";
+import { createSseDecoder, parseStreamEvent, type SseEvent } from "../../src/gateway/wire/sse-decode";
+import { encodeData, encodeEvent, SSE_DONE, SSE_KEEPALIVE } from "../../src/gateway/wire/sse-encode";
 import { FIXTURE_NAMES, fixtureEvents } from "../support/fixtures";
 
 function decode(text: string): SseEvent[] {

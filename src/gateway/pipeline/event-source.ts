@@ -3,7 +3,7 @@
  * keep-alive interval (the caller then writes a comment so proxies and clients keep the stream open).
  * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
  */
-import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "../wire/sse/decode";
+import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "../wire/sse-decode";
 import { classify, deltaBytesOf, isUnread, parsedEvent, type ErrorEvent, type OtherEvent, type TerminalEvent, type UnreadEvent, type UpstreamEvent } from "../wire/stream-event";
 import { STREAM_ENDED_EARLY } from "../wire/failure";
 import { IDLE, type PipelineSource } from "./pipeline";

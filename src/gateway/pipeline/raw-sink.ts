@@ -10,7 +10,7 @@ import { TERMINAL_EVENT_TYPES } from "../wire/responses-types";
 import type { TokenCounts } from "../wire/token-counts";
 import { JSON_TAIL_BYTES, MAX_JSON_USAGE_SCAN, lastUsageObject, terminalUsageFromText } from "../wire/json-usage";
 import type { PipelineSink, PipelineSource } from "./pipeline";
-import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDecoder } from "../wire/sse/decode";
+import { SseEventTooLargeError, createSseDecoder, parseStreamEvent, type SseDecoder } from "../wire/sse-decode";
 import { opensWithType } from "../wire/stream-event";
 import { usageOf } from "../wire/upstream-events";
 

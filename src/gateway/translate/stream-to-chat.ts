@@ -13,7 +13,7 @@ import type { ResponsesStreamEvent } from "../wire/responses-types";
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "./chat-types";
 import { mapStreamFailure } from "../wire/failure";
 import { finishReason, usageToChat } from "./responses-to-chat";
-import { encodeDataAll } from "../wire/sse/encode";
+import { encodeDataAll } from "../wire/sse-encode";
 import type { TextDeltaFields } from "../wire/delta-text";
 import { appendText } from "../wire/growing-text";
 

@@ -4,7 +4,7 @@
  * a keeper learning ids, a translator reading text). The terminal event (usage, status) and errors are parsed at
  * once: the ledger needs them whoever the caller is.
  */
-import { parseStreamEvent, type SseEvent } from "./sse/decode";
+import { parseStreamEvent, type SseEvent } from "./sse-decode";
 import { TERMINAL_EVENT_TYPES, type ResponseObject, type ResponsesStreamEvent, type ResponsesUsage } from "./responses-types";
 import { streamErrorOf, usageOf, type StreamError } from "./upstream-events";
 

@@ -7,7 +7,7 @@ import { createChatStreamTranslator, type ChatStreamTranslatorOptions } from "..
 import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
 import type { UpstreamEventSource } from "../../pipeline/event-source";
 import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";
-import { SSE_DONE, SSE_KEEPALIVE, encodeData, encodeDataAll } from "../../wire/sse/encode";
+import { SSE_DONE, SSE_KEEPALIVE, encodeData, encodeDataAll } from "../../wire/sse-encode";
 import { readTextDelta } from "../../wire/delta-text";
 import { OPENING_TYPES, TEXT_DELTA, isUnread, type UpstreamEvent } from "../../wire/stream-event";
 import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";

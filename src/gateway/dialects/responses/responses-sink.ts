@@ -8,7 +8,7 @@ import type { ResponsesStreamEvent } from "../../wire/responses-types";
 import { createdResponseEvent, failedResponseEvent, mapStreamFailure } from "../../wire/failure";
 import type { UpstreamEventSource } from "../../pipeline/event-source";
 import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";
-import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../../wire/sse/encode";
+import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../../wire/sse-encode";
 import { OBJECT_BEARING_TYPES, isUnread, type UnreadEvent, type UpstreamEvent } from "../../wire/stream-event";
 import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
 

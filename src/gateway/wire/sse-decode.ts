@@ -6,7 +6,7 @@
  * line is still dispatched, because real upstreams sometimes omit that last blank line.
  */
 
-import type { ResponsesStreamEvent } from "../responses-types";
+import type { ResponsesStreamEvent } from "./responses-types";
 
 export interface SseEvent {
   event?: string;

@@ -3,7 +3,7 @@
  * always one `data:` line and cannot break the framing.
  */
 
-import type { ResponsesStreamEvent } from "../responses-types";
+import type { ResponsesStreamEvent } from "./responses-types";
 
 export const SSE_DONE = "data: [DONE]\n\n";
 export const SSE_KEEPALIVE = ": keep-alive\n\n";
