@@ -1,11 +1,15 @@
 /** The key's max-tokens bound applied to what goes upstream (admission refused larger explicit values already). */
-import type { Lease } from "../admission";
+
+/** What the bound reads of an admission's lease (declared here, so these rules import nothing of admission.ts). */
+export interface BoundedLease {
+  key: { key: { maxTokens: number | null } };
+}
 
 /**
  * Sent upstream as `max_output_tokens` when the request set none (or null): a bound that only refused larger
  * explicit values would let every request that omits the field run unbounded.
  */
-export function boundOutput<T extends { max_output_tokens?: unknown }>(lease: Lease | null, request: T): T {
+export function boundOutput<T extends { max_output_tokens?: unknown }>(lease: BoundedLease | null, request: T): T {
   const bound = lease?.key.key.maxTokens ?? null;
   if (bound === null || typeof request.max_output_tokens === "number") return request;
   return { ...request, max_output_tokens: bound };
@@ -16,7 +20,7 @@ export function boundOutput<T extends { max_output_tokens?: unknown }>(lease: Le
  * text (after its last member, the rest byte for byte) when the request set none; a caller's `null` is replaced,
  * which takes serialising the body again.
  */
-export function boundRawText(lease: Lease | null, body: Record<string, unknown>, text: string): string {
+export function boundRawText(lease: BoundedLease | null, body: Record<string, unknown>, text: string): string {
   const bound = lease?.key.key.maxTokens ?? null;
   if (bound === null || typeof body.max_output_tokens === "number") return text;
   if (Object.hasOwn(body, "max_output_tokens")) return JSON.stringify({ ...body, max_output_tokens: bound });
