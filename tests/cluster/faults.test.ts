@@ -132,7 +132,11 @@ if (unavailable) {
           body: JSON.stringify({ model: "gpt-test", input: "SLOW", stream: true }),
         }),
       );
-      for (const s of await Promise.all(streams)) expect(s.status).toBe(200);
+      const held = await Promise.all(streams);
+      for (const s of held) expect(s.status).toBe(200);
+      // Each body is held by a reader kept to the end of the test: a Response nobody references may be collected
+      // mid-test, which closes its connection, and the caller going away frees the slot it held.
+      const readers = held.map((s) => s.body!.getReader());
       const acked: string[] = [];
       for (let i = 0; i < 20; i++) if ((await beat(2, `victim-client-${i}`)) === 200) acked.push(`victim-client-${i}`);
       expect(acked).toHaveLength(20);
@@ -151,6 +155,7 @@ if (unavailable) {
 
       const [row] = await sql`SELECT count(*)::int AS n FROM clients WHERE client_id LIKE 'victim-client-%'`;
       expect(row.n).toBe(20);
+      for (const r of readers) await r.cancel().catch(() => {});
       await cluster.add();
     }, 60_000);
 
