@@ -7,7 +7,7 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseIp, parseProxyRange } from "./http/ip-ranges";
+import { parseIp, parseProxyRange } from "./rules/ip-ranges";
 import { isPublicKeySetting } from "./minisign-key";
 import { redact, redactUrlCredentials, redactUrlPassword } from "./redact";
 

@@ -14,7 +14,7 @@ import { badTargetResponse, pathnameOf, shellErrorResponse } from "./http/errors
 import { repeatedHostRefusal } from "./http/host-header";
 import { routableRequest } from "./http/routable-url";
 import { startConnectionCap } from "./http/connection-cap";
-import { isTrustedPeer } from "./http/ip-ranges";
+import { isTrustedPeer } from "./rules/ip-ranges";
 import { raiseOpenFileLimit } from "./http/open-file-limit";
 import { loadSocketShutdown } from "./http/socket-shutdown";
 import type { AppDeps } from "./deps";

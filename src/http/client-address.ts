@@ -4,7 +4,7 @@
  * proxy, the nearest untrusted address of its X-Forwarded-For (the ones further left could be forged by
  * the client). Tests that call app.handle() directly get "127.0.0.1".
  */
-import { isTrustedPeer, parseIp } from "./ip-ranges";
+import { isTrustedPeer, parseIp } from "../rules/ip-ranges";
 import { existingRequestState, requestState } from "./request-state";
 
 /** Most requests never need their address (it is read on failed keys, by trusted-proxy rules, by throttles). */

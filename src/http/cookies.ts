@@ -1,7 +1,7 @@
 /** Reading one cookie and writing the session cookie; and whether the browser reached us over HTTPS. */
 import type { Config } from "../config";
 import { peerAddress } from "./client-address";
-import { isTrustedPeer } from "./ip-ranges";
+import { isTrustedPeer } from "../rules/ip-ranges";
 
 /** The value of cookie `name` in a Cookie header, or null. Values are opaque to us (no decoding). */
 export function readCookie(header: string | null, name: string): string | null {

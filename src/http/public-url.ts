@@ -18,7 +18,7 @@
  */
 import type { Config } from "../config";
 import { peerAddress } from "./client-address";
-import { isTrustedPeer, parseIp } from "./ip-ranges";
+import { isTrustedPeer, parseIp } from "../rules/ip-ranges";
 
 export interface PublicUrlInput {
   /** The Host header (may be null for HTTP/1.0 clients). */

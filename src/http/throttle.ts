@@ -9,7 +9,7 @@
  * IPv6 clients are grouped by their /64 (one subscriber usually holds a whole /64, so per-address counting
  * would be free to evade).
  */
-import { parseIp } from "./ip-ranges";
+import { parseIp } from "../rules/ip-ranges";
 
 /** The longest a failing request's answer is held back by `slowFailure`. */
 export const MAX_FAILURE_DELAY_MS = 5000;

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, checkServerFiles, defaultConfig, loadConfig } from "../../src/config";
-import { isTrustedPeer, parseProxyRange } from "../../src/http/ip-ranges";
+import { isTrustedPeer, parseProxyRange } from "../../src/rules/ip-ranges";
 
 const dir = mkdtempSync(join(tmpdir(), "gantry-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isTrustedPeer, parseIp } from "../../src/http/ip-ranges";
+import { isTrustedPeer, parseIp } from "../../src/rules/ip-ranges";
 import { isLoopbackName, publicBaseUrl, resolvePublicBaseUrl, validHost, type PublicUrlInput } from "../../src/http/public-url";
 import { recordClientAddress } from "../../src/http/client-address";
 

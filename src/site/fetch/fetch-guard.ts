@@ -12,7 +12,7 @@
  * refused too. Left open: a name whose address changes between this lookup and the connection (DNS rebinding).
  */
 import { lookup } from "node:dns/promises";
-import { parseIp, parseProxyRange, type ParsedIp } from "../../http/ip-ranges";
+import { parseIp, parseProxyRange, type ParsedIp } from "../../rules/ip-ranges";
 
 /** Networks that are not the public internet (RFC 6890 and friends). */
 const BLOCKED = [
