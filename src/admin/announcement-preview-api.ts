@@ -12,7 +12,7 @@ import { MAX_JSON_DEPTH, readJsonObject } from "../http/body";
 import { toAnnouncementView } from "../site/announcements/rules/announcements";
 import { AnnouncementInput, announcementStatus, checkInput, resolveAnnouncement } from "../site/announcements/rules/announcement-input";
 import type { Announcement } from "../site/announcements/announcement-repository";
-import type { AnnouncementView, Surface } from "../site/announcements/announcement-types";
+import type { AnnouncementView, Surface } from "../site/announcements/rules/announcement-types";
 
 const PreviewBody = t.Object(
   {

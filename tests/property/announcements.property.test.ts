@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { AppError } from "../../src/errors";
 import { filterAnnouncements, normalizeLocale, parseAnnouncementQuery } from "../../src/site/announcements/rules/announcements";
 import type { Announcement } from "../../src/site/announcements/announcement-repository";
-import type { AnnouncementQuery } from "../../src/site/announcements/announcement-types";
+import type { AnnouncementQuery } from "../../src/site/announcements/rules/announcement-types";
 import { compareVersions, isValidVersion } from "../../src/site/releases/rules/versions";
 import { junkJson, runs, trickyString } from "./arbitraries";
 

@@ -11,7 +11,7 @@ import {
   pickLocaleText,
 } from "../../src/site/announcements/rules/announcements";
 import type { Announcement } from "../../src/site/announcements/announcement-repository";
-import type { AnnouncementQuery } from "../../src/site/announcements/announcement-types";
+import type { AnnouncementQuery } from "../../src/site/announcements/rules/announcement-types";
 import { AppError } from "../../src/errors";
 
 const NOW = Date.parse("2025-06-15T12:00:00.000Z");

@@ -9,7 +9,7 @@ import { buildAnnouncementDocument, nextVisibilityChange } from "./rules/announc
 import { DocumentCache, type RenderedDocument } from "../http/document-cache";
 import { reshowKey, resolveAnnouncement, type AnnouncementInput } from "./rules/announcement-input";
 import type { AnnouncementRepository, StoredAnnouncement } from "./announcement-repository";
-import type { AnnouncementDocument, AnnouncementQuery } from "./announcement-types";
+import type { AnnouncementDocument, AnnouncementQuery } from "./rules/announcement-types";
 
 /**
  * 8 random bytes in hex: opaque to clients, practically never equal to an earlier key, and safe on a command

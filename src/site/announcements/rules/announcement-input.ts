@@ -3,13 +3,12 @@
  * rules that turn an input (plus the stored item, on update) into a complete, valid announcement.
  * Overlong or malformed values are refused with a 400, never truncated.
  */
-import type { AnnouncementFields } from "../announcement-repository";
 import { Value } from "@sinclair/typebox/value";
 import { Type as t, type Static, type TSchema } from "@sinclair/typebox";
 import { firstControl } from "../../../rules/control-chars";
 import { AppError } from "../../../errors";
 import { normalizeLocale } from "./announcements";
-import type { Announcement, AnnouncementLevel, LocaleText, TargetSurface } from "../announcement-repository";
+import type { Announcement, AnnouncementFields, AnnouncementLevel, LocaleText, TargetSurface } from "./announcement-types";
 import { compareParsed, normalizeVersion, parseVersion } from "../../releases/rules/versions";
 import { parseZonedTime, ZONED_TIME_EXAMPLE } from "../../../rules/time-input";
 

@@ -3,8 +3,7 @@
  * display window, locale texts and order. Pure: the route passes stored items and `now`.
  */
 import { AppError } from "../../../errors";
-import type { Announcement, LocaleText } from "../announcement-repository";
-import type { AnnouncementDocument, AnnouncementQuery, AnnouncementView, Surface } from "../announcement-types";
+import type { Announcement, AnnouncementDocument, AnnouncementQuery, AnnouncementView, LocaleText, Surface } from "./announcement-types";
 import { compareParsed, normalizeVersion, parseVersion, type ParsedVersion } from "../../releases/rules/versions";
 import { readParam } from "../../http/rules/query-params";
 
