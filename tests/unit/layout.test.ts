@@ -222,7 +222,6 @@ describe("request state", () => {
  * feed context).
  */
 const FOLDER_CYCLES_LEFT = new Set<string>([
-  "src/site/heartbeats <-> src/site/heartbeats/rules",
   "src/site/protocols <-> src/site/protocols/electron",
   "src/site/protocols <-> src/site/protocols/sparkle",
   "src/site/protocols <-> src/site/protocols/squirrel",

@@ -2,8 +2,12 @@
  * Clients that report heartbeats, and the per-minute online series: the heartbeats feature's port. The
  * embedded default is SQLite (store/sqlite/clients.ts), which appends reports to a journal (one fsync per
  * batch) and folds them into one row per client in the background; a backend that writes rows directly has
- * nothing to fold.
+ * nothing to fold. The groups and samples it answers with are types of the statistics rules
+ * (rules/client-types.ts), re-exported here so an implementation needs the port alone.
  */
+import type { ClientGroup, OnlineSample } from "./rules/client-types";
+
+export type { ClientGroup, OnlineSample } from "./rules/client-types";
 
 /** One client's reports of a batch, merged: earliest and latest time, fields from the latest report that had them. */
 export interface ClientReport {
@@ -18,22 +22,6 @@ export interface ClientReport {
   arch: string | null;
   runtime: string | null;
   locale: string | null;
-}
-
-/** Online clients with the same reported fields, and how many. */
-export interface ClientGroup {
-  app: string;
-  version: string;
-  platform: string;
-  arch: string;
-  runtime: string;
-  locale: string;
-  clients: number;
-}
-
-export interface OnlineSample {
-  minute: number;
-  online: number;
 }
 
 export interface FoldResult {

@@ -2,7 +2,7 @@
  * Online statistics (pure): the distributions of the clients online now, and the per-minute online series
  * resampled for a chart. The store hands in grouped rows and samples; nothing here reads a clock.
  */
-import type { ClientGroup, OnlineSample } from "../client-repository";
+import type { ClientGroup, OnlineSample } from "./client-types";
 import { AppError } from "../../../errors";
 
 /** How a value the client never reported is shown in distributions. */
@@ -118,7 +118,7 @@ export function parseSeriesQuery(raw: Record<string, unknown>, now: number): Ser
   return { first: last - (count - 1) * stepMs, last, stepMs };
 }
 
-export type { ClientGroup, OnlineSample } from "../client-repository";
+export type { ClientGroup, OnlineSample } from "./client-types";
 
 export interface SeriesPoint {
   t: string;
