@@ -227,7 +227,6 @@ const FOLDER_CYCLES_LEFT = new Set<string>([
   "src/site/protocols <-> src/site/protocols/squirrel",
   "src/site/protocols <-> src/site/protocols/tauri",
   "src/site/protocols <-> src/site/protocols/velopack",
-  "src/site/releases <-> src/site/releases/rules",
 ]);
 
 /**

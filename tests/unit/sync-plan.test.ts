@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { AssetRecord, ReleaseRecord } from "../../src/site/releases/release-repository";
-import type { GitHubAsset, GitHubRelease } from "../../src/site/releases/sync-github";
+import type { GitHubAsset, GitHubRelease } from "../../src/site/releases/rules/github-types";
 import { planSync } from "../../src/site/releases/rules/sync-plan";
 
 const NOW = "2026-01-01T00:00:00.000Z";

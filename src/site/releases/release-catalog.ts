@@ -22,7 +22,7 @@ import { sanitizeFileName } from "./rules/asset-file-name";
 import { isHttpUrl } from "../fetch/rules/http-url";
 import type { Mirror, MirrorObject } from "./mirror";
 import type { AssetFields, AssetRecord, ReleaseChanges, ReleasePut, ReleaseRecord, ReleaseRepository } from "./release-repository";
-import type { Arch, Platform } from "./release-repository";
+import type { Arch, Platform } from "./rules/release-types";
 import { isValidVersion } from "./rules/versions";
 import { isRolloutPercent } from "./rules/rollout";
 

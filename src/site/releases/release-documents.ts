@@ -17,7 +17,7 @@ import { pickRendered, renderVariants, variantReply, type RenderedVariants, type
 import { HEARTBEAT_INTERVAL_SECONDS, ONLINE_WINDOW_SECONDS } from "../heartbeats/rules/heartbeat-input";
 import type { ReleaseServices } from "./release-services";
 import type { ClientRepository } from "../heartbeats/client-repository";
-import type { LatestQuery } from "./release-types";
+import type { LatestQuery } from "./rules/release-types";
 
 export interface ReleaseDocumentsDeps {
   /** Public URL and trusted proxies: the links in documents point where the client reached us. */

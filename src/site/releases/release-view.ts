@@ -1,6 +1,6 @@
 /** The back office's view of releases and assets (admin API and `gantry releases list --json`). Pure. */
 import { assetSource } from "./rules/classify";
-import type { AssetRecord, ReleaseRecord } from "./release-repository";
+import type { AssetRecord, ReleaseRecord } from "./rules/release-types";
 import { compareVersions, isValidVersion } from "./rules/versions";
 
 export interface AssetView {

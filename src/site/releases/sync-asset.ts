@@ -9,7 +9,7 @@ import { DownloadFetchError, fetchFollowingRedirects } from "../fetch/download-f
 import type { Mirror, MirrorObject } from "./mirror";
 import { updaterDigestsOf } from "./asset-digests";
 import type { MinisignPublicKey } from "../../minisign-key";
-import type { AssetRecord } from "./release-repository";
+import type { AssetRecord } from "./rules/release-types";
 import { credentials, type GitHubSource } from "./sync-github";
 import { SignatureRefused, carriedSignature, fetchSignature, precheckSignature, signatureAddress, verifiedSignature } from "./sync-signature";
 

@@ -5,32 +5,7 @@
  */
 import { DownloadFetchError, fetchFollowingRedirects } from "../fetch/download-fetch";
 import { isHttpUrl } from "../fetch/rules/http-url";
-
-export interface GitHubAsset {
-  id: number;
-  name: string;
-  size: number;
-  /** API address: with `Accept: application/octet-stream` it redirects to (or streams) the bytes. */
-  url: string;
-  browser_download_url: string;
-  updated_at?: string | null;
-  /** `sha256:<hex>` on assets uploaded since mid-2025. */
-  digest?: string | null;
-  content_type?: string;
-  state?: string;
-}
-
-export interface GitHubRelease {
-  id: number;
-  tag_name: string;
-  name?: string | null;
-  body?: string | null;
-  draft: boolean;
-  prerelease: boolean;
-  published_at?: string | null;
-  created_at?: string | null;
-  assets: GitHubAsset[];
-}
+import type { GitHubAsset, GitHubRelease } from "./rules/github-types";
 
 /** What is remembered of each page between syncs. */
 export interface PageState {

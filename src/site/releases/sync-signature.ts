@@ -8,7 +8,7 @@
 import { DownloadFetchError, fetchFollowingRedirects } from "../fetch/download-fetch";
 import { MinisignError, keyIdHex, type MinisignPublicKey } from "../../minisign-key";
 import { parseSignature, verifySignature } from "./minisign";
-import type { AssetRecord } from "./release-repository";
+import type { AssetRecord } from "./rules/release-types";
 import { credentials, type GitHubSource } from "./sync-github";
 
 /** A signature file is a few hundred bytes; this bounds what a misbehaving server can make us hold. */

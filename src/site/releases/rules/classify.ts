@@ -3,8 +3,7 @@
  * The operator may override a stored classification, so the rules read the asset's fields, not its name,
  * except where the spec names a file pattern (`x64-setup.exe`, `web-*.zip`).
  */
-import type { Arch, Asset, AssetSource, Platform } from "../release-repository";
-import type { AssetWithRecommendation } from "../release-types";
+import type { Arch, Asset, AssetSource, AssetWithRecommendation, Platform } from "./release-types";
 
 /** Canonical spellings; lookups are case-insensitive. Multi-part extensions are listed first on purpose. */
 const MULTI_PART_TYPES = ["tar.gz", "tar.xz", "tar.bz2", "tar.zst"];

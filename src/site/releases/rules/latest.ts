@@ -4,8 +4,7 @@
  */
 import { AppError } from "../../../errors";
 import { assetSource, markRecommended, normalizeArch, normalizeFileType, normalizePlatform, pickWebZip } from "./classify";
-import type { Arch, Asset, AssetSource, Platform, Release } from "../release-repository";
-import type { AssetWithRecommendation, LatestQuery } from "../release-types";
+import type { Arch, Asset, AssetSource, AssetWithRecommendation, LatestQuery, Platform, Release } from "./release-types";
 import { compareVersions, isPrerelease, isValidVersion, normalizeVersion } from "./versions";
 import { readParam } from "../../http/rules/query-params";
 import { isFullyRolledOut, rolloutOffers } from "./rollout";

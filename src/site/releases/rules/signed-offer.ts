@@ -8,7 +8,7 @@
  * them as if they were). Without the key every asset is offered as before.
  */
 import { assetSource } from "./classify";
-import type { AssetSource } from "../release-repository";
+import type { AssetSource } from "./release-types";
 
 type Offerable = { remoteId?: number | null; mirrored: boolean; upstreamUrl: string | null; signature?: string | null };
 

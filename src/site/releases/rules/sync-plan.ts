@@ -23,10 +23,9 @@
 import { classifyAsset } from "./classify";
 import { sanitizeFileName } from "./asset-file-name";
 import { isHttpUrl } from "../../fetch/rules/http-url";
-import type { AssetFields, AssetRecord, NewRelease, ReleaseBatchItem, ReleaseChanges, ReleaseRecord } from "../release-repository";
-import { versionKey } from "../release-repository";
-import type { GitHubAsset, GitHubRelease } from "../sync-github";
-import { compareVersions, isValidVersion } from "./versions";
+import type { AssetFields, AssetRecord, NewRelease, ReleaseBatchItem, ReleaseChanges, ReleaseRecord } from "./release-types";
+import type { GitHubAsset, GitHubRelease } from "./github-types";
+import { compareVersions, isValidVersion, versionKey } from "./versions";
 
 /** What the plan does to one release: the repository's batch item (applied by `applyBatch` in one step). */
 export type PlannedRelease = ReleaseBatchItem;

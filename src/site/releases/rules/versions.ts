@@ -93,3 +93,8 @@ export function isPrerelease(input: string): boolean {
   const p = parseVersion(input);
   return p !== null && p.prerelease.length > 0;
 }
+
+/** The key that makes `v1.2.0` and `1.2.0` the same release. */
+export function versionKey(version: string): string {
+  return normalizeVersion(version).toLowerCase();
+}
