@@ -222,11 +222,6 @@ describe("request state", () => {
  * feed context).
  */
 const FOLDER_CYCLES_LEFT = new Set<string>([
-  "src/site/protocols <-> src/site/protocols/electron",
-  "src/site/protocols <-> src/site/protocols/sparkle",
-  "src/site/protocols <-> src/site/protocols/squirrel",
-  "src/site/protocols <-> src/site/protocols/tauri",
-  "src/site/protocols <-> src/site/protocols/velopack",
 ]);
 
 /**

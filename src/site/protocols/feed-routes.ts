@@ -12,7 +12,7 @@ import { corsOf } from "../http/cors";
 import { parseAssetId } from "../downloads/download-service";
 import { readParam } from "../http/rules/query-params";
 import { electronHandler } from "./electron/electron-handler";
-import { feedContext, type FeedDeps } from "./feed-context";
+import { feedContext, type FeedDeps } from "./shared/feed-context";
 import { sparkleHandler } from "./sparkle/sparkle-handler";
 import { squirrelHandlers } from "./squirrel/squirrel-handler";
 import { tauriHandlers } from "./tauri/tauri-handler";

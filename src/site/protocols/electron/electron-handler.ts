@@ -8,9 +8,9 @@ import { pickRendered, type RenderedVariants } from "../../releases/document-var
 import { isPausedRollout, rolloutClientId } from "../../releases/rules/rollout";
 import { documentReply } from "../../http/revalidation";
 import type { Asset } from "../../releases/release-repository";
-import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
+import { feedNotFound, renderOffers, type FeedContext } from "../shared/feed-context";
 import { planOffer, type OfferPlan } from "../rules/offer";
-import { countUpdateCheck } from "../update-check";
+import { countUpdateCheck } from "../shared/update-check";
 import { buildElectronYml, channelTakesPrereleases, electronFiles, parseElectronFeedName } from "./rules/electron-feed";
 
 /** electron-updater's per-install id (a UUID in `userData/.updaterId`), sent with every request. */

@@ -11,10 +11,10 @@ import { pickRendered } from "../../releases/document-variants";
 import { readParam } from "../../http/rules/query-params";
 import { rolloutClientId } from "../../releases/rules/rollout";
 import { documentReply } from "../../http/revalidation";
-import { renderOffers, type FeedContext } from "../feed-context";
+import { renderOffers, type FeedContext } from "../shared/feed-context";
 import { planOffer } from "../rules/offer";
-import { countUpdateCheck } from "../update-check";
-import { CLIENT_ID_HEADER } from "../version-check";
+import { countUpdateCheck } from "../shared/update-check";
+import { CLIENT_ID_HEADER } from "../shared/version-check";
 import { buildAppcast, sparkleArch, sparkleArchive } from "./rules/sparkle-feed";
 import { edSignatureOf } from "./sparkle-signature";
 

@@ -12,10 +12,10 @@ import { readParam } from "../../http/rules/query-params";
 import { rolloutClientId } from "../../releases/rules/rollout";
 import { isValidVersion } from "../../releases/rules/versions";
 import { documentReply } from "../../http/revalidation";
-import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
+import { feedNotFound, renderOffers, type FeedContext } from "../shared/feed-context";
 import { planOffer } from "../rules/offer";
-import { countUpdateCheck } from "../update-check";
-import { CLIENT_ID_HEADER, versionCheckReply } from "../version-check";
+import { countUpdateCheck } from "../shared/update-check";
+import { CLIENT_ID_HEADER, versionCheckReply } from "../shared/version-check";
 import { buildSquirrelMacUpdate, parseSquirrelMacRequest, squirrelMacZip } from "./rules/squirrel-mac";
 import { buildReleasesFile, parseSquirrelWindowsArch, squirrelPackages } from "./rules/squirrel-windows";
 

@@ -9,10 +9,10 @@ import { renderDocument, whenReady, type RenderedDocument } from "../../http/doc
 import { pickRendered } from "../../releases/document-variants";
 import { rolloutClientId } from "../../releases/rules/rollout";
 import { documentReply } from "../../http/revalidation";
-import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
+import { feedNotFound, renderOffers, type FeedContext } from "../shared/feed-context";
 import { planOffer } from "../rules/offer";
-import { countUpdateCheck } from "../update-check";
-import { CLIENT_ID_HEADER, versionCheckReply } from "../version-check";
+import { countUpdateCheck } from "../shared/update-check";
+import { CLIENT_ID_HEADER, versionCheckReply } from "../shared/version-check";
 import { buildTauriStatic, buildTauriUpdate, parseTauriRequest, tauriBundle } from "./rules/tauri-feed";
 
 export function tauriHandlers(ctx: FeedContext) {

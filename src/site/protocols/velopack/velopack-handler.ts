@@ -15,10 +15,10 @@ import { readParam } from "../../http/rules/query-params";
 import { rolloutClientId } from "../../releases/rules/rollout";
 import { isValidVersion } from "../../releases/rules/versions";
 import { documentReply } from "../../http/revalidation";
-import { feedNotFound, renderOffers, type FeedContext } from "../feed-context";
+import { feedNotFound, renderOffers, type FeedContext } from "../shared/feed-context";
 import { planOffer } from "../rules/offer";
-import { countUpdateCheck } from "../update-check";
-import { CLIENT_ID_HEADER } from "../version-check";
+import { countUpdateCheck } from "../shared/update-check";
+import { CLIENT_ID_HEADER } from "../shared/version-check";
 import { buildVelopackFeed, parseVelopackFeedName, velopackPackages } from "./rules/velopack-feed";
 
 const CHANNEL_PLATFORM: Record<string, "windows" | "macos" | "linux"> = { win: "windows", osx: "macos", linux: "linux" };

@@ -3,9 +3,9 @@
  * heartbeat does (heartbeat-service.ts); fields the protocol does not send are null, so the values the client
  * reported before are kept. Not awaited: a feed is answered whether or not the write succeeds.
  */
-import type { Logger } from "../../log";
-import type { HeartbeatService } from "../heartbeats/heartbeat-service";
-import type { HeartbeatRecord } from "../heartbeats/rules/heartbeat-input";
+import type { Logger } from "../../../log";
+import type { HeartbeatService } from "../../heartbeats/heartbeat-service";
+import type { HeartbeatRecord } from "../../heartbeats/rules/heartbeat-input";
 
 export interface UpdateCheckDeps {
   engagement: { heartbeats: Pick<HeartbeatService, "record"> };

@@ -1,19 +1,21 @@
 /**
  * What the updater feeds' handlers share: their dependencies, the document cache of the feeds (rendered once per
  * release generation), the client's reported version for paused rollouts, the rendering of an offer plan's
- * variants, and the 404 a feed answers when there is nothing to offer.
+ * variants, and the 404 a feed answers when there is nothing to offer. It sits in shared/ (with update-check and
+ * version-check) rather than at the root of protocols/: the root's feed-routes composes every protocol's folder, so
+ * what those folders use must live below it, or protocols/ and each of them would import each other.
  */
-import type { Config } from "../../config";
-import { AppError, errorResponse } from "../../errors";
-import type { ChangeFeed } from "../../state/change-feed";
-import { corsOf } from "../http/cors";
-import { DocumentCache, type RenderedDocument } from "../http/document-cache";
-import { renderVariants, type RenderedVariants, type ReportedVersion } from "../releases/document-variants";
-import type { ClientRepository } from "../heartbeats/client-repository";
-import type { ReleaseServices } from "../releases/release-services";
-import { DOCUMENT_CACHE_CONTROL } from "../http/revalidation";
-import type { Release } from "../releases/release-repository";
-import type { OfferPlan } from "./rules/offer";
+import type { Config } from "../../../config";
+import { AppError, errorResponse } from "../../../errors";
+import type { ChangeFeed } from "../../../state/change-feed";
+import { corsOf } from "../../http/cors";
+import { DocumentCache, type RenderedDocument } from "../../http/document-cache";
+import { renderVariants, type RenderedVariants, type ReportedVersion } from "../../releases/document-variants";
+import type { ClientRepository } from "../../heartbeats/client-repository";
+import type { ReleaseServices } from "../../releases/release-services";
+import { DOCUMENT_CACHE_CONTROL } from "../../http/revalidation";
+import type { Release } from "../../releases/release-repository";
+import type { OfferPlan } from "../rules/offer";
 import type { UpdateCheckDeps } from "./update-check";
 
 export type FeedDeps = UpdateCheckDeps & {

@@ -4,13 +4,13 @@
  * newer, else 204 No Content, which both updaters read as "no update". The documents of a plan are rendered once
  * per release generation per key; a request only chooses.
  */
-import { corsOf } from "../http/cors";
-import { renderDocument, whenReady, type RenderedDocument } from "../http/document-cache";
-import { compareVersions } from "../releases/rules/versions";
-import { DOCUMENT_CACHE_CONTROL, documentReply } from "../http/revalidation";
-import type { Release } from "../releases/release-repository";
+import { corsOf } from "../../http/cors";
+import { renderDocument, whenReady, type RenderedDocument } from "../../http/document-cache";
+import { compareVersions } from "../../releases/rules/versions";
+import { DOCUMENT_CACHE_CONTROL, documentReply } from "../../http/revalidation";
+import type { Release } from "../../releases/release-repository";
 import type { FeedContext } from "./feed-context";
-import { chooseOffer, planOffer, type OfferPlan } from "./rules/offer";
+import { chooseOffer, planOffer, type OfferPlan } from "../rules/offer";
 
 export const CLIENT_ID_HEADER = "X-App-Client-ID";
 
