@@ -6,8 +6,8 @@
  *
  * Redis unreachable: admission fails closed with a 503 (never an unlimited pass), and a later call reconnects.
  * With a `fallback` (fail-open), an instance instead admits against its share of each limit in process: every instance
- * registers itself in Redis while it can (a sorted set of instance ids, renewed with the leases), and a limit
- * is divided by the number of instances last seen, so N instances together never exceed it. A share that comes
+ * registers itself in Redis while it can (instance-registry.ts, renewed with the leases), and a limit is divided by
+ * the number of instances last seen, so N instances together never exceed it. A share that comes
  * to nothing (a concurrency of 2 over 3 instances) still answers 503. Usage settled meanwhile is added to Redis
  * once it is back (counted again if Redis lost its state and re-read the database: stricter, never looser).
  * Settlement is sent without waiting (one connection keeps commands in order, so the next admission of the key
@@ -26,6 +26,7 @@ import { DAY_MS, type AdmitOptions, type AdmitResult, type KeyLimits, type Limit
 import { randomToken } from "../../secrets";
 import { ADMIT, FORGET, INSTANCES, REREGISTER, RENEW, SETTLE } from "./limiter-scripts";
 import { redisConnectError } from "./connect-errors";
+import { RedisInstanceRegistry } from "./instance-registry";
 
 export interface RedisLimiterOptions {
   /** How long a lease lives without renewal (an instance that died gives its slots back after this). */
@@ -59,8 +60,6 @@ interface LocalLease {
   local: boolean;
 }
 
-// One hash tag, so the registry script touches one slot (as a Redis Cluster requires).
-const INSTANCES_KEYS = ["{gantry}:instances", "{gantry}:generation"];
 const unavailable = () =>
   new AppError("service_unavailable", "Rate limiting is unavailable right now; retry shortly.", { headers: { "retry-after": "1" } });
 
@@ -81,9 +80,7 @@ export class RedisLimiter implements LimiterStore {
   private readonly reportError: (err: unknown) => void;
   private readonly onRecover: () => void;
   private down = false;
-  private readonly instanceId = randomToken(12);
-  /** Instances registered in Redis when it last answered (this one included). */
-  private instances = 1;
+  private readonly registry: RedisInstanceRegistry;
   private readonly fallback: LimiterStore | null;
   /** Usage settled by the fallback that Redis has not been told yet. */
   private backlog: { keyId: string; tokens: number; cost: number }[] = [];
@@ -92,17 +89,6 @@ export class RedisLimiter implements LimiterStore {
   /** Keys this instance has admitted for (forget() considers only those). */
   private readonly known = new Set<string>();
   private readonly history: LimiterHistory | null;
-  private readonly peerWaitMs: number;
-  /** The generation of Redis's data this instance's leases are registered in (null before the first). */
-  private generation: string | null = null;
-  /** The other instances registered at the last look, with their expiry (Redis time, ms). */
-  private peers = new Map<string, number>();
-  /**
-   * After a generation change: the instances registered before it that have not registered again, with their
-   * old expiry. A key is not built from the record while one of them may still hold running calls.
-   */
-  private awaited: Map<string, number> | null = null;
-  private registering: Promise<void> | null = null;
   /** Lease ids settled while this instance was registering its leases again (sent again once it is done). */
   private settledDuringReregister: { keyId: string; id: string }[] | null = null;
 
@@ -116,10 +102,15 @@ export class RedisLimiter implements LimiterStore {
     this.onRecover = options.onRecover ?? (() => {});
     this.fallback = options.fallback ?? null;
     this.history = options.history ?? null;
-    this.peerWaitMs = options.peerWaitMs ?? 2000;
+    this.registry = new RedisInstanceRegistry({
+      runScript: (source, keys, args) => this.script(source, keys, args),
+      leaseMs: this.leaseMs,
+      onNewGeneration: () => this.reregisterLeases(),
+      peerWaitMs: options.peerWaitMs ?? 2000,
+    });
     // A reconnect may be to a Redis that came back empty: the running calls are registered again at once.
     this.client.onconnect = () => {
-      if (this.generation !== null) void this.renew();
+      if (this.registry.hasRegistered()) void this.renew();
     };
     this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseMs / 3)));
     this.renewTimer.unref?.();
@@ -133,7 +124,7 @@ export class RedisLimiter implements LimiterStore {
     });
     // Loaded up front, so a settlement's script is never still loading when the next admission is sent.
     for (const source of [ADMIT, SETTLE, RENEW, REREGISTER, FORGET, INSTANCES]) this.shas.set(source, (await this.client.send("SCRIPT", ["LOAD", source])) as string);
-    await this.register();
+    await this.registry.register();
   }
 
   /** Reports the first failure of an outage only: while Redis is down every command fails, and one line says it. */
@@ -147,45 +138,6 @@ export class RedisLimiter implements LimiterStore {
     if (!this.down) return;
     this.down = false;
     this.onRecover();
-  }
-
-  /**
-   * Keeps this instance in the registry and reads how many instances share the limits. When Redis's generation
-   * changed (it came back empty), registers this instance's running leases again first. Calls overlapping one
-   * in progress share it.
-   */
-  private register(): Promise<void> {
-    this.registering ??= this.registerOnce().finally(() => {
-      this.registering = null;
-    });
-    return this.registering;
-  }
-
-  private async registerOnce(): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const reply = (await this.script(INSTANCES, INSTANCES_KEYS, [this.instanceId, String(this.leaseMs), "1", this.generation ?? "", randomToken(12)])) as string[];
-      const [generation, nowText, ...members] = reply;
-      const now = Number(nowText);
-      if (generation !== this.generation && attempt < 3) {
-        // Those registered before the change, still within their lease, may hold calls not yet registered again.
-        if (this.generation !== null) {
-          this.awaited ??= new Map();
-          for (const [id, expiry] of this.peers) if (expiry > now) this.awaited.set(id, expiry);
-        }
-        await this.reregisterLeases();
-        this.generation = generation!;
-        continue;
-      }
-      const present = new Map<string, number>();
-      for (let i = 0; i + 1 < members.length; i += 2) if (members[i] !== this.instanceId) present.set(members[i]!, Number(members[i + 1]));
-      this.peers = present;
-      this.instances = present.size + 1;
-      if (this.awaited) {
-        for (const [id, expiry] of this.awaited) if (present.has(id) || expiry <= now) this.awaited.delete(id);
-        if (this.awaited.size === 0) this.awaited = null;
-      }
-      return;
-    }
   }
 
   /** Registers every running lease of this instance again (those Redis still holds are only renewed). */
@@ -204,24 +156,9 @@ export class RedisLimiter implements LimiterStore {
     }
   }
 
-  /**
-   * Before a key's state is built from the record: every instance registered before Redis's generation changed
-   * has registered its running calls again (or its registration expired: it is gone). Waits a short while for
-   * them, then refuses with the 503 of an unavailable limiter.
-   */
-  private async awaitPeers(): Promise<void> {
-    const deadline = performance.now() + this.peerWaitMs;
-    for (;;) {
-      await this.register();
-      if (!this.awaited) return;
-      if (performance.now() >= deadline) throw unavailable();
-      await Bun.sleep(20);
-    }
-  }
-
   /** The number of instances the limits are shared by, as last seen in Redis. */
   instanceCount(): number {
-    return this.instances;
+    return this.registry.count();
   }
 
   private ensureConnected(): Promise<void> {
@@ -272,14 +209,17 @@ export class RedisLimiter implements LimiterStore {
       return this.unreachable(err, keyId, limits, recorded, reserve, now, opts);
     }
     if (reply[0] === "history") {
-      // Rare (a key's first use, or Redis came back empty): one look at the record, then the same script again.
+      // Rare (a key's first use, or Redis came back empty): one look at the record, then the same script again,
+      // once every instance registered before Redis came back empty has registered its running calls again.
+      let peersBack: boolean;
       try {
-        await this.awaitPeers();
+        peersBack = await this.registry.awaitPeers();
       } catch (err) {
-        // Redis answers but the others have not registered again yet: 503. Redis gone meanwhile: as any outage.
-        if (err instanceof AppError) throw err;
+        // Redis gone meanwhile: as any outage.
         return this.unreachable(err, keyId, limits, recorded, reserve, now, opts);
       }
+      // Redis answers but the others have not registered again yet: 503.
+      if (!peersBack) throw unavailable();
       const h = await this.historyOf(keyId, now);
       try {
         reply = await run(["given", String(h.tokens), String(h.spent), String(h.requests)]);
@@ -324,7 +264,7 @@ export class RedisLimiter implements LimiterStore {
 
   /** Fail-open admission: the in-process limiter with every limit cut to this instance's share. */
   private async admitLocally(keyId: string, limits: KeyLimits, recorded: RecordedUsage, reserve: Reservation, now: number, opts: AdmitOptions): Promise<AdmitResult> {
-    const n = this.instances;
+    const n = this.registry.count();
     let starved = false;
     const share = (v: number | null, base = 0) => {
       if (v === null) return null;
@@ -412,7 +352,7 @@ export class RedisLimiter implements LimiterStore {
 
   private async renewRound(): Promise<void> {
     try {
-      await this.register();
+      await this.registry.register();
       this.ok();
     } catch (err) {
       this.onError(err);
@@ -445,7 +385,8 @@ export class RedisLimiter implements LimiterStore {
     this.renewTimer = null;
     // Leaves the registry, so the others' shares grow at once (best effort: the entry expires anyway).
     if (this.client.connected) {
-      void this.script(INSTANCES, INSTANCES_KEYS, [this.instanceId, String(this.leaseMs), "0", this.generation ?? "", randomToken(12)])
+      void this.registry
+        .leave()
         .catch(() => {})
         .finally(() => this.client.close());
     } else this.client.close();
