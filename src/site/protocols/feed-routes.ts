@@ -1,7 +1,7 @@
 /**
  * The updater feeds' routes (thin: validate, delegate to each protocol's handler): electron-updater's
  * `/update/electron/{file}`, Tauri's `/update/tauri/…`, Squirrel.Mac's `/update/squirrel-mac/{arch}/{version}`, Squirrel.Windows' `/update/squirrel-windows/{arch}/RELEASES`, Sparkle's `/update/sparkle/appcast.xml`, Velopack's `/update/velopack/releases.{channel}.json`, and the download addresses every feed gives,
- * `/update/files/{assetId}/{name}`. Feeds are rendered once per release generation (feed-context.ts) per base URL
+ * `/update/files/{assetId}/{name}`. Feeds are rendered once per release generation (shared/feed-context.ts) per base URL
  * and feed, one variant per staged rollout; a request only picks one by its client id.
  */
 import { Elysia } from "elysia";
