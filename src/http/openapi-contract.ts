@@ -238,6 +238,39 @@ export const HeartbeatReply = t.Object({ ok: t.Boolean(), nextIntervalSeconds: t
 
 /** OpenAPI helpers over TypeBox schemas (which are JSON Schema already). */
 const json = (schema: TSchema, description: string) => ({ description, content: { "application/json": { schema } } });
+/** Anthropic's error envelope, which the Messages endpoint answers with. */
+const MessagesErrorEnvelope = t.Object({
+  type: t.Literal("error"),
+  error: t.Object({ type: t.String({ description: "invalid_request_error, authentication_error, permission_error, not_found_error, request_too_large, rate_limit_error, api_error, overloaded_error" }), message: t.String() }),
+});
+
+const MessagesRequest = t.Object(
+  {
+    model: t.String(),
+    max_tokens: t.Integer({ minimum: 1 }),
+    messages: t.Array(t.Object({ role: t.String(), content: t.Union([t.String(), t.Array(t.Object({ type: t.String() }, open))]) }, open)),
+    system: t.Optional(t.Union([t.String(), t.Array(t.Object({ type: t.Literal("text"), text: t.String() }, open))])),
+    stream: t.Optional(t.Boolean()),
+    stop_sequences: t.Optional(t.Array(t.String())),
+    tools: t.Optional(t.Array(t.Object({ name: t.String(), description: t.Optional(t.String()), input_schema: t.Object({}, open) }, open))),
+  },
+  open,
+);
+
+const MessagesMessage = t.Object(
+  {
+    id: t.String(),
+    type: t.Literal("message"),
+    role: t.Literal("assistant"),
+    model: t.String(),
+    content: t.Array(t.Object({ type: t.String() }, open)),
+    stop_reason: t.Union([t.String(), t.Null()]),
+    stop_sequence: t.Union([t.String(), t.Null()]),
+    usage: t.Object({ input_tokens: t.Integer(), output_tokens: t.Integer() }, open),
+  },
+  open,
+);
+
 const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [String(s), json(ErrorEnvelope, ERROR_TEXT[s] ?? "Error")]));
 const ERROR_TEXT: Record<number, string> = {
@@ -289,6 +322,20 @@ export const GATEWAY_DOCS = {
       ...errors(400, 401, 403, 413, 429, 502, 503, 504),
     },
   },
+  messages: {
+    tags: ["Model gateway"],
+    summary: "Create a message (Anthropic Messages API)",
+    description:
+      "Anthropic's Messages API, translated to and from the Responses API, for Claude Code and the Anthropic SDKs. The key goes in `x-api-key` " +
+      "(or `Authorization: Bearer`); errors use Anthropic's envelope and types; every reply carries `request-id`. Also served at `/messages`; `?beta=true` is accepted.",
+    security,
+    parameters: [{ name: "x-api-key", in: "header", required: false, schema: t.String(), description: "The Gantry key, as Anthropic's clients send it." }],
+    requestBody: { required: true, content: { "application/json": { schema: MessagesRequest } } },
+    responses: {
+      "200": { description: "A message (stream: false) or Messages events (stream: true)", content: { "application/json": { schema: MessagesMessage }, ...SSE } },
+      ...Object.fromEntries([400, 401, 403, 413, 429, 500, 502, 504, 529].map((s) => [String(s), json(MessagesErrorEnvelope, ERROR_TEXT[s] ?? (s === 529 ? "overloaded_error: the upstream is overloaded" : "Error"))])),
+    },
+  },
   models: {
     tags: ["Model gateway"],
     summary: "List models",
@@ -331,7 +378,7 @@ export const GATEWAY_DOCS = {
       ...errors(401, 403, 404, 429),
     },
   },
-} as unknown as Record<"responses" | "chat" | "models" | "getResponse" | "inputItems" | "deleteResponse", DocumentDecoration>;
+} as unknown as Record<"responses" | "chat" | "messages" | "models" | "getResponse" | "inputItems" | "deleteResponse", DocumentDecoration>;
 
 /** Documentation of the site routes, merged by path and method into the generated document. */
 export const SITE_DOCS: Record<string, Record<string, Record<string, unknown>>> = {

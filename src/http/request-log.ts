@@ -20,7 +20,7 @@ export const UNMATCHED_ROUTE = "(unmatched)";
 
 /** Route templates whose handlers log their own request line (gateway/call.ts); a wrong method on the same
  *  path matches no route and is logged here. */
-const SELF_LOGGED = new Set(["/v1/responses", "/responses", "/v1/chat/completions", "/chat/completions", "/v1/models", "/models"]);
+const SELF_LOGGED = new Set(["/v1/responses", "/responses", "/v1/chat/completions", "/chat/completions", "/v1/messages", "/messages", "/v1/models", "/models"]);
 
 /** Probes and scrapes arrive every few seconds: logged at debug so they do not drown the info log. */
 const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);

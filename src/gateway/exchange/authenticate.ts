@@ -12,14 +12,19 @@ import { authenticate } from "../limits/admission";
 
 const MAX_FAILURE_DELAY_MS = 5000;
 
-export async function authenticateCaller(deps: Pick<CallDeps, "admission" | "keyThrottle">, request: Request): Promise<CachedKey> {
+/** `authorization`: the credential as an Authorization header value, when the caller's dialect reads it elsewhere. */
+export async function authenticateCaller(
+  deps: Pick<CallDeps, "admission" | "keyThrottle">,
+  request: Request,
+  authorization: string | null = request.headers.get("authorization"),
+): Promise<CachedKey> {
   try {
     try {
-      return authenticate(deps.admission, request.headers.get("authorization"));
+      return authenticate(deps.admission, authorization);
     } catch (err) {
       // Not in the cache: a key created a moment ago elsewhere may not have reached it yet.
       if (!isAppError(err) || err.code !== "invalid_api_key") throw err;
-      const found = await deps.admission.keys.resolve(bearerToken(request.headers.get("authorization"))!);
+      const found = await deps.admission.keys.resolve(bearerToken(authorization)!);
       if (!found) throw err;
       return found;
     }

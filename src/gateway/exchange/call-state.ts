@@ -27,6 +27,8 @@ export class GatewayCall {
     deps: CallDeps,
     readonly request: Request,
     readonly endpoint: Endpoint,
+    /** A second header naming the request id on every reply, when the caller's dialect expects one. */
+    private readonly requestIdHeader?: string,
   ) {
     this.clientRequestId = clientRequestIdOf(request);
     this.startedAtMs = deps.now();
@@ -36,6 +38,7 @@ export class GatewayCall {
   /** Headers every reply of this call carries. */
   headers(extra?: Record<string, string>): Record<string, string> {
     const client = this.clientRequestId === null ? undefined : { "x-client-request-id": this.clientRequestId };
-    return { "x-request-id": this.requestId, ...client, ...this.lease?.headers, ...extra };
+    const id = this.requestIdHeader === undefined ? undefined : { [this.requestIdHeader]: this.requestId };
+    return { "x-request-id": this.requestId, ...id, ...client, ...this.lease?.headers, ...extra };
   }
 }

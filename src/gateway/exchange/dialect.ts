@@ -69,4 +69,11 @@ export interface Dialect {
   read(input: CallerBody, deps: GatewayDeps, request: Request): DialectTurn;
   /** The reply for an error before any byte was sent; absent: the OpenAI error envelope. */
   readonly errorReply?: ErrorRenderer;
+  /**
+   * The caller's credential, in the form of an Authorization header value (`Bearer <key>`); absent: the request's own
+   * Authorization header. Where a caller style puts its key is the dialect's to say (Anthropic's: `x-api-key`).
+   */
+  readonly credential?: (headers: Headers) => string | null;
+  /** A header, beside `x-request-id`, that carries the call's request id on every reply (Anthropic's `request-id`). */
+  readonly requestIdHeader?: string;
 }

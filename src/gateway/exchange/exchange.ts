@@ -22,10 +22,10 @@ import { requireModel } from "./model-field";
 import { boundOutput } from "../limits/rules/output-bounds";
 
 export async function runExchange(deps: GatewayDeps, request: Request, dialect: Dialect): Promise<Response> {
-  const call = new GatewayCall(deps, request, dialect.endpoint);
+  const call = new GatewayCall(deps, request, dialect.endpoint, dialect.requestIdHeader);
   const settlement = call.settlement;
   try {
-    const key = await authenticateCaller(deps, request);
+    const key = await authenticateCaller(deps, request, dialect.credential?.(request.headers));
     const read = await readJsonObject(request, deps.config.maxBodyBytes);
     checkJsonDepth(read.text);
     call.model = requireModel(read.body);

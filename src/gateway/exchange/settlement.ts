@@ -14,7 +14,7 @@ import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "../usage/settle
 import { internalError } from "./error-reply";
 
 /** The ledger's and the metrics' name of a call's route. */
-export type Endpoint = "responses" | "chat.completions" | "models" | "responses.stored";
+export type Endpoint = "responses" | "chat.completions" | "messages" | "models" | "responses.stored";
 
 /** What settlement reads of the call's state. */
 export interface SettledCall {
