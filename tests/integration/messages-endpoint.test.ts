@@ -196,6 +196,80 @@ describe("the dialect", () => {
   });
 });
 
+describe("shared behaviour of the exchange", () => {
+  const MARKUP = '<tool_use>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_use>';
+  const tools = [{ name: "get_weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }];
+
+  test("tool markup in the text is cleaned, and markup naming an offered tool becomes a tool_use block", async () => {
+    const scenario: Scenario = { kind: "markup", text: `Let me check. ${MARKUP} Done.`, deltas: 40 };
+    const plain = await withScenario(scenario, () => post({ ...base, stream: true, messages: hi }));
+    const text = (await events(plain)).filter((e) => e.data.delta?.type === "text_delta").map((e) => e.data.delta.text).join("");
+    expect(text).toBe("Let me check.  Done.");
+    const offered = await withScenario(scenario, () => post({ ...base, tools, messages: hi }));
+    const body = await offered.json();
+    expect(body.content.find((b: any) => b.type === "tool_use")).toMatchObject({ name: "get_weather", input: { city: "Paris" } });
+    expect(body.stop_reason).toBe("tool_use");
+  });
+
+  test("a parameter the upstream refuses (temperature) is dropped and the call answered, as for every dialect", async () => {
+    const picky = await startFakeUpstream({ unsupportedParams: ["temperature"], scenario: { kind: "text", text: "fine" } });
+    const gp = await startGantry({ config: { upstreamUrl: picky.url } });
+    try {
+      const res = await fetch(`${gp.url}/v1/messages`, { method: "POST", headers: { "x-api-key": await gp.createKey(), "content-type": "application/json" }, body: JSON.stringify({ ...base, temperature: 0.3, top_p: 0.5, messages: hi }) });
+      expect(res.status).toBe(200);
+      expect((await res.json()).content).toEqual([{ type: "text", text: "fine" }]);
+      const last = picky.requests.at(-1)!.body;
+      expect("temperature" in last).toBe(false);
+      expect(last.top_p).toBe(0.5);
+    } finally {
+      await gp.stop();
+      await picky.close();
+    }
+  });
+
+  test("a body over the limit: 413 request_too_large", async () => {
+    const res = await post({ ...base, messages: [{ role: "user", content: "x".repeat(g.config.maxBodyBytes + 10) }] });
+    expect(res.status).toBe(413);
+    expect((await res.json()).error.type).toBe("request_too_large");
+  });
+
+  test("a request shaped as Claude Code sends it is accepted", async () => {
+    const schema = (i: number) => ({ type: "object", properties: { [`arg${i}`]: { type: "string", description: "d".repeat(200) } }, required: [`arg${i}`], additionalProperties: false, $schema: "http://json-schema.org/draft-07/schema#" });
+    const body = {
+      model: "claude-opus-4-1",
+      max_tokens: 64000,
+      stream: true,
+      system: [
+        { type: "text", text: "You are Claude Code, Anthropic's official CLI for Claude.", cache_control: { type: "ephemeral" } },
+        { type: "text", text: "s".repeat(30_000), cache_control: { type: "ephemeral" } },
+      ],
+      messages: [
+        { role: "system", content: "<system-reminder>context</system-reminder>" },
+        { role: "user", content: [{ type: "text", text: "<system-reminder>x</system-reminder>" }, { type: "text", text: "list the files", cache_control: { type: "ephemeral" } }] },
+      ],
+      tools: Array.from({ length: 24 }, (_, i) => ({ name: `Tool${i}`, description: "t".repeat(1000), input_schema: schema(i) })),
+      thinking: { type: "adaptive" },
+      output_config: { effort: "medium" },
+      context_management: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] },
+      metadata: { user_id: JSON.stringify({ device_id: "f".repeat(64), account_uuid: "", session_id: crypto.randomUUID() }) },
+      temperature: 1,
+    };
+    const res = await withScenario({ kind: "text", text: "Here are the files." }, () =>
+      post(body, { "x-api-key": key, "x-app": "cli", "x-claude-code-session-id": crypto.randomUUID(), "user-agent": "claude-cli/2.0.0 (external, cli)" }),
+    );
+    expect(res.status).toBe(200);
+    const evs = await events(res);
+    expect(evs.at(-1)!.event).toBe("message_stop");
+    expect(evs[0].data.message.model).toBe("claude-opus-4-1");
+    const sent = upstream.requests.at(-1)!.body;
+    expect(sent.tools).toHaveLength(24);
+    expect(sent.reasoning).toEqual({ effort: "medium", summary: "auto" });
+    expect(sent.max_output_tokens).toBe(64000);
+    expect(sent.instructions).toStartWith("You are Claude Code");
+    expect(sent.instructions).toEndWith("<system-reminder>context</system-reminder>");
+  });
+});
+
 describe("errors in Anthropic's envelope", () => {
   async function envelope(res: Response, status: number, type: string): Promise<string> {
     expect(res.status).toBe(status);
