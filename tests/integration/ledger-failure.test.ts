@@ -81,6 +81,21 @@ test("unrecorded answers are withheld, collected or streamed, on both endpoints;
   expect((await again.json()).output_text).toBe("an answer");
 });
 
+test("the Messages dialect withholds the same way: 529 overloaded_error collected, an error event instead of the stream's end", async () => {
+  await whileLedgerFails(async () => {
+    const messages = await post("/v1/messages", { model: "m", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    expect(messages.status).toBe(529);
+    expect(await messages.json()).toEqual({ type: "error", error: { type: "overloaded_error", message: expect.any(String) } });
+  });
+
+  await whileLedgerFails(async () => {
+    // Anthropic's stream: the end (message_delta, message_stop) replaced by an in-band error event.
+    const text = await (await post("/v1/messages", { model: "m", max_tokens: 50, messages: [{ role: "user", content: "hi" }], stream: true })).text();
+    expect(text).not.toContain("message_stop");
+    expect(text.trimEnd().split("\n\n").at(-1)).toStartWith('event: error\ndata: {"type":"error","error":{"type":"overloaded_error"');
+  });
+});
+
 test("after a failed write, new requests are refused before the upstream until a probe write succeeds", async () => {
   failing = true;
   try {

@@ -6,7 +6,7 @@
 import type { UpstreamEventSource } from "../../pipeline/event-source";
 import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";
 import { createMessagesStreamTranslator, frame, upstreamErrorType, type MessagesStreamOptions } from "../../translate/messages/stream-to-messages";
-import { messagesErrorOf } from "../../translate/messages/messages-errors";
+import { messagesErrorBody, messagesErrorOf } from "../../translate/messages/messages-errors";
 import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
 import type { UpstreamEvent } from "../../wire/stream-event";
 import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
@@ -44,8 +44,9 @@ export class MessagesSink implements PipelineSink<UpstreamEvent[]> {
   }
 
   withheld(reason: { code: string; message: string; status: number }): string {
-    // Not billed, not delivered: an error event instead of the end of the answer.
-    return this.translator.fail(messagesErrorOf(reason).type, reason.message);
+    // Not billed, not delivered: an error event instead of the end of the answer. Made here, not by the translator,
+    // which has already seen the end it replaces (and says nothing after an end).
+    return frame("error", messagesErrorBody(messagesErrorOf(reason).type, reason.message));
   }
 
   broken(err: unknown): FailureOutcome {

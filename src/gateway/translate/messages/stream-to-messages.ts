@@ -43,7 +43,8 @@ export function frame(type: string, data: object): string {
 type OpenBlock =
   | { kind: "text"; key: string; cutter: StopSequenceCutter }
   | { kind: "tool"; outputIndex: number }
-  | { kind: "thinking"; outputIndex: number };
+  | { kind: "thinking"; outputIndex: number }
+  | { kind: "redacted" };
 
 interface ToolCall {
   sent: string;
@@ -110,9 +111,12 @@ export function createMessagesStreamTranslator(opts: MessagesStreamOptions): Mes
     if (rest === "") return "";
     textSent.set(key, appendText(sent, rest));
     let out = "";
-    if (open?.kind !== "text" || open.key !== key) out += openBlock({ kind: "text", key, cutter: new StopSequenceCutter(opts.stopSequences) }, { type: "text", text: "" });
-    const cutter = (open as unknown as { cutter: StopSequenceCutter }).cutter;
-    const cut = cutter.push(rest);
+    let block = open;
+    if (block?.kind !== "text" || block.key !== key) {
+      block = { kind: "text", key, cutter: new StopSequenceCutter(opts.stopSequences) };
+      out += openBlock(block, { type: "text", text: "" });
+    }
+    const cut = block.cutter.push(rest);
     if (cut.text !== "") out += delta({ type: "text_delta", text: cut.text });
     if (cut.stopped !== null) {
       stopped = cut.stopped;
@@ -163,14 +167,7 @@ export function createMessagesStreamTranslator(opts: MessagesStreamOptions): Mes
     if (summary.length > 0) return thinkingDelta(outputIndex, "done", summary.join("\n\n")) + closeOpen(encrypted ? signatureOf(encrypted) : "");
     // Reasoning with nothing to show still has to come back next turn: a redacted block carries it.
     if (encrypted === null) return "";
-    return openBlock({ kind: "thinking", outputIndex: -1 }, { type: "redacted_thinking", data: signatureOf(encrypted) }) + closeRedacted();
-  }
-
-  function closeRedacted(): string {
-    open = null;
-    const out = frame("content_block_stop", { type: "content_block_stop", index: blocks });
-    blocks++;
-    return out;
+    return openBlock({ kind: "redacted" }, { type: "redacted_thinking", data: signatureOf(encrypted) }) + closeOpen();
   }
 
   function itemDone(outputIndex: number, item: Record<string, any> | undefined): string {
