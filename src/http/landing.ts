@@ -15,6 +15,7 @@ const ASSETS = "/docs/assets";
 const GATEWAY_ENDPOINTS: Array<[method: string, path: string, what: string]> = [
   ["POST", "/v1/responses", "OpenAI Responses API (streaming or not)"],
   ["POST", "/v1/chat/completions", "OpenAI Chat Completions API"],
+  ["POST", "/v1/messages", "Anthropic Messages API (Claude Code, Anthropic SDKs)"],
   ["GET", "/v1/models", "the models your key may use"],
 ];
 
