@@ -153,14 +153,15 @@ describe("the stream folded by the SDK is the collected reply", () => {
   });
   test("property", async () => {
     await fc.assert(
-      fc.asyncProperty(arbSpec, fc.boolean(), async (s, thinking) => {
+      fc.asyncProperty(arbSpec, fc.boolean(), fc.array(fc.constantFrom("e", "o ", "xyz", "a"), { maxLength: 2 }), async (s, thinking, stopSequences) => {
         if (s.text === undefined && s.calls.length === 0 && s.reasoning === undefined) return;
         const events = buildResponseEvents(spec(s));
-        const opts = { ...OPTS, thinking };
+        const opts = { ...OPTS, thinking, stopSequences };
         const streamed = await sdkFold(frames(events, opts));
         const whole = responsesToMessages(collected(events), opts);
         expect(streamed.content).toEqual(whole.content as any);
         expect(streamed.stop_reason).toBe(whole.stop_reason);
+        expect(streamed.stop_sequence).toBe(whole.stop_sequence);
         expect(streamed.usage.output_tokens).toBe(whole.usage.output_tokens);
         expect(streamed.usage.input_tokens).toBe(whole.usage.input_tokens);
       }),
@@ -182,6 +183,14 @@ describe("stop sequences", () => {
     expect(whole.content).toEqual([{ type: "text", text: "one two " }]);
     expect(whole.stop_reason).toBe("stop_sequence");
     expect(whole.stop_sequence).toBe("STOP");
+  });
+
+  test("a reply that opens with the sequence has no text block at all", async () => {
+    const events = buildResponseEvents(spec({ text: "STOP and more", deltas: 5 }));
+    const fs = frames(events, { ...OPTS, stopSequences: ["STOP"] });
+    expect(fs.filter((f) => f.event === "content_block_start")).toHaveLength(0);
+    expect(fs.at(-2)!.data.delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "STOP" });
+    expect(responsesToMessages(collected(events), { ...OPTS, stopSequences: ["STOP"] }).content).toEqual([]);
   });
 
   test("property: however the text is split into deltas, the cutter gives what cutting the whole text gives", () => {

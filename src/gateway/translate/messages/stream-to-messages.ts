@@ -41,7 +41,8 @@ export function frame(type: string, data: object): string {
 }
 
 type OpenBlock =
-  | { kind: "text"; key: string; cutter: StopSequenceCutter }
+  /** A text block is started (content_block_start) only once it has text: one cut before its first character is no block. */
+  | { kind: "text"; key: string; cutter: StopSequenceCutter; started: boolean }
   | { kind: "tool"; outputIndex: number }
   | { kind: "thinking"; outputIndex: number }
   | { kind: "redacted" };
@@ -74,8 +75,23 @@ export function createMessagesStreamTranslator(opts: MessagesStreamOptions): Mes
   function openBlock(block: OpenBlock, contentBlock: object): string {
     const out = start() + closeOpen();
     open = block;
+    return out + blockStart(contentBlock);
+  }
+
+  function blockStart(contentBlock: object): string {
     emitted = true;
-    return out + frame("content_block_start", { type: "content_block_start", index: blocks, content_block: contentBlock });
+    return frame("content_block_start", { type: "content_block_start", index: blocks, content_block: contentBlock });
+  }
+
+  /** Text for the open text block, started with its first character. */
+  function textDelta(block: Extract<OpenBlock, { kind: "text" }>, piece: string): string {
+    if (piece === "") return "";
+    let out = "";
+    if (!block.started) {
+      block.started = true;
+      out += blockStart({ type: "text", text: "" });
+    }
+    return out + delta({ type: "text_delta", text: piece });
   }
 
   function delta(d: object): string {
@@ -87,8 +103,11 @@ export function createMessagesStreamTranslator(opts: MessagesStreamOptions): Mes
     if (block === null) return "";
     let out = "";
     if (block.kind === "text") {
-      const rest = block.cutter.flush();
-      if (rest !== "") out += delta({ type: "text_delta", text: rest });
+      out += textDelta(block, block.cutter.flush());
+      if (!block.started) {
+        open = null;
+        return out;
+      }
     } else if (block.kind === "thinking") {
       out += delta({ type: "signature_delta", signature });
     }
@@ -113,11 +132,12 @@ export function createMessagesStreamTranslator(opts: MessagesStreamOptions): Mes
     let out = "";
     let block = open;
     if (block?.kind !== "text" || block.key !== key) {
-      block = { kind: "text", key, cutter: new StopSequenceCutter(opts.stopSequences) };
-      out += openBlock(block, { type: "text", text: "" });
+      out += start() + closeOpen();
+      block = { kind: "text", key, cutter: new StopSequenceCutter(opts.stopSequences), started: false };
+      open = block;
     }
     const cut = block.cutter.push(rest);
-    if (cut.text !== "") out += delta({ type: "text_delta", text: cut.text });
+    out += textDelta(block, cut.text);
     if (cut.stopped !== null) {
       stopped = cut.stopped;
       out += closeOpen();
