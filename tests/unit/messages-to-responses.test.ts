@@ -55,7 +55,7 @@ describe("system and turns", () => {
     expect(t.request.input).toEqual([{ type: "message", role: "user", content: [{ type: "input_text", text: "a" }] }]);
   });
 
-  test("images (base64 and URL) and documents (PDF, URL, text)", () => {
+  test("images (base64 and URL) and documents (PDF, URL, text, content blocks)", () => {
     const t = messagesToResponses({
       ...base,
       messages: [
@@ -67,6 +67,7 @@ describe("system and turns", () => {
             { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBER" }, title: "spec.pdf" },
             { type: "document", source: { type: "url", url: "https://example.com/a.pdf" } },
             { type: "document", source: { type: "text", media_type: "text/plain", data: "plain words" } },
+            { type: "document", source: { type: "content", content: [{ type: "text", text: "block words" }, { type: "image", source: { type: "url", url: "https://example.com/d.png" } }] } },
             { type: "text", text: "what are these?" },
           ],
         },
@@ -82,6 +83,8 @@ describe("system and turns", () => {
           { type: "input_file", filename: "spec.pdf", file_data: "data:application/pdf;base64,JVBER" },
           { type: "input_file", file_url: "https://example.com/a.pdf" },
           { type: "input_text", text: "plain words" },
+          { type: "input_text", text: "block words" },
+          { type: "input_image", image_url: "https://example.com/d.png", detail: "auto" },
           { type: "input_text", text: "what are these?" },
         ],
       },

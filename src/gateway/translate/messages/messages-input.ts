@@ -194,8 +194,20 @@ function documentParts(block: JsonObject, at: string): JsonObject[] {
     case "text":
       if (typeof source.data !== "string") invalid(`${at}.source.data: must be a string.`, `${at}.source.data`);
       return source.data === "" ? [] : [{ type: "input_text", text: source.data }];
+    case "content": {
+      // A document made of blocks: its text and images, as if they stood in the turn.
+      const content = typeof source.content === "string" ? [{ type: "text", text: source.content }] : source.content;
+      if (!Array.isArray(content)) invalid(`${at}.source.content: must be a string or an array of blocks.`, `${at}.source.content`);
+      return content.flatMap((part: unknown, k: number) => {
+        const pat = `${at}.source.content.${k}`;
+        if (!isObject(part)) invalid(`${pat}: must be a content block.`, pat);
+        if (part.type === "image") return [imagePart(part, pat)];
+        if (part.type !== "text" || typeof part.text !== "string") invalid(`${pat}: a document's content holds text and image blocks.`, pat);
+        return part.text === "" ? [] : [{ type: "input_text", text: part.text }];
+      });
+    }
     default:
-      invalid(`${at}.source.type: documents must be base64 (PDF), url or text.`, `${at}.source.type`);
+      invalid(`${at}.source.type: documents must be base64 (PDF), url, text or content.`, `${at}.source.type`);
   }
 }
 
