@@ -280,7 +280,7 @@ describe("errors in Anthropic's envelope", () => {
   }
 
   test("no key, a wrong key: 401 authentication_error", async () => {
-    await envelope(await post({ ...base, messages: hi }, {}), 401, "authentication_error");
+    expect(await envelope(await post({ ...base, messages: hi }, {}), 401, "authentication_error")).toContain("x-api-key");
     await envelope(await post({ ...base, messages: hi }, { "x-api-key": "gk-not-a-key" }), 401, "authentication_error");
   });
 
