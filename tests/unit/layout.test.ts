@@ -16,7 +16,7 @@ const COMPOSITION = new Set(["src/deps.ts", "src/app.ts", "src/server.ts", "src/
 /** Modules every layer may use: they hold no state and know no feature. */
 const SHARED = new Set(["src/secrets.ts", "src/errors.ts", "src/log.ts", "src/version.ts"]);
 /** Where a feature declares the interface of its state: types, and the errors an implementation throws. */
-const PORT = /(-repository\.ts|^src\/site\/releases\/mirror\.ts|^src\/gateway\/limits\/limiter-store\.ts|^src\/site\/heartbeats\/heartbeat-limit-store\.ts|^src\/admin\/admin-session-store\.ts)$/;
+const PORT = /(-repository\.ts|^src\/site\/releases\/mirror\.ts|^src\/gateway\/limits\/limiter-store\.ts|^src\/site\/heartbeats\/heartbeat-limit-store\.ts|^src\/admin\/admin-session-store\.ts|^src\/gateway\/upstream\/pool-port\.ts)$/;
 
 /**
  * The pure core: values in, values out; no framework, no database, no network, no clock. Purity is a property of
