@@ -18,6 +18,7 @@ import { releasesApi } from "./admin/releases-api";
 import { engagementApi } from "./admin/engagement-api";
 import { announcementPreviewApi } from "./admin/announcement-preview-api";
 import { metricsApi } from "./admin/metrics-api";
+import { upstreamsApi } from "./admin/upstreams-api";
 import { adminPages } from "./admin/pages";
 import { staticAssets } from "./admin/static-assets";
 import { portalRoutes } from "./portal/routes";
@@ -106,6 +107,7 @@ export function createServing(deps: AppDeps) {
     .use(announcementPreviewApi(deps))
     .use(engagementApi(deps))
     .use(metricsApi(deps))
+    .use(upstreamsApi(deps))
     .use(adminPages(deps, web))
     .use(portalRoutes(deps, web))
     .use(staticAssets())

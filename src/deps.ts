@@ -27,6 +27,10 @@ import { RedisLimiter } from "./store/redis/limiter";
 import { recordedHistory } from "./gateway/usage/limiter-history";
 import { RedisAdminSessions } from "./store/redis/admin-sessions";
 import { RedisHeartbeatLimits } from "./store/redis/heartbeat-limits";
+import { poolStateFor } from "./pool-state";
+import { PoolCounters } from "./gateway/upstream/pool-counters";
+import { PoolReport, modelListProbe } from "./gateway/upstream/pool-report";
+import type { PoolStateStore, PoolView, UpstreamAccount } from "./gateway/upstream/pool-port";
 import { InProcessHeartbeatLimits } from "./site/heartbeats/heartbeat-limits";
 import { StorageReserve } from "./state/storage-reserve";
 import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
@@ -66,6 +70,14 @@ export interface AppDeps {
   stalls: StallWatch;
   admission: AdmissionDeps;
   upstream: Upstream;
+  /** The upstream accounts (today the one of GANTRY_UPSTREAM_URL, named `default`). */
+  accounts: readonly UpstreamAccount[];
+  /** The accounts' shared health (Redis with GANTRY_REDIS_URL, else in process). */
+  poolState: PoolStateStore;
+  /** What the pool reports: counted per account here and in /metrics. */
+  poolEvents: PoolCounters;
+  /** The accounts as operators see and change them (admin API, back office, `gantry upstreams`). */
+  pool: PoolView;
   quirks: ParameterQuirks;
   responses: StoredResponseRepository;
   models: ModelList;
@@ -251,7 +263,17 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     new DownloadService({ ...parts, tokens: ctx.downloads, meta: ctx.meta, config: ctx.config, now: ctx.now, log: ctx.log, storage: ctx.storage }),
   );
   const engagement = createEngagementServices(ctx);
-  metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement));
+  const accounts = accountsOf(config);
+  const poolState = poolStateFor(config, log, now);
+  // Read at scrape time, once the view exists (below).
+  let pool: PoolView | null = null;
+  metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement, async () => (await pool?.list()) ?? []));
+  const poolEvents = new PoolCounters(metrics);
+  const probeClient = (a: UpstreamAccount) =>
+    a.baseUrl === config.upstreamUrl && a.apiKey === config.upstreamKey
+      ? upstream
+      : new Upstream({ baseUrl: a.baseUrl, apiKey: a.apiKey, connectTimeoutMs: config.upstreamConnectTimeoutMs, firstByteTimeoutMs: config.upstreamFirstByteTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs, retries: 0, fetch: options.fetch });
+  pool = new PoolReport({ accounts, state: poolState, counters: poolEvents, probe: modelListProbe(probeClient), now });
   return {
     config,
     stores,
@@ -267,6 +289,10 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     stalls,
     admission: { keys: keyCache, limiter, priceOf, now },
     upstream,
+    accounts,
+    poolState,
+    poolEvents,
+    pool,
     responses: stores.responses,
     quirks,
     models: new ModelList(upstream, config.modelsCacheSeconds * 1000, now),
@@ -286,15 +312,23 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       releases.close();
       await engagement.close();
       limiter.close();
+      poolState.close();
       adminSessions?.close();
       await stores.close();
     },
   };
 }
 
+/** The upstream accounts: until `[[upstreams]]` is read, GANTRY_UPSTREAM_URL/_KEY as a pool of one named `default`. */
+function accountsOf(config: Config): UpstreamAccount[] {
+  if (!config.upstreamUrl) return [];
+  return [{ name: "default", baseUrl: config.upstreamUrl, apiKey: config.upstreamKey, models: ["*"], modelMap: {}, priority: 1, weight: 1, maxConcurrency: null }];
+}
+
 /** The values /metrics reads at scrape time, from the services that own them. */
-function metricSources(limiter: LimiterStore, releases: ReleaseServices, engagement: EngagementServices): MetricSources {
+function metricSources(limiter: LimiterStore, releases: ReleaseServices, engagement: EngagementServices, upstreams: MetricSources["upstreams"]): MetricSources {
   return {
+    upstreams,
     inFlight: () => limiter.totalInFlight(),
     heartbeatsIngested: () => engagement.heartbeats.totals.heartbeats,
     clientsOnline: () => engagement.stats.online(),

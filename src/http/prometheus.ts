@@ -21,7 +21,12 @@ export interface MetricSources {
   clientsOnline(): Value<number>;
   downloads(): Value<number>;
   sync(): Value<{ running: boolean; lastStatus: string | null; lastFinishedAt: string | null }>;
+  /** Each upstream account's state and streams in flight now (read from the pool's shared state at scrape). */
+  upstreams?(): Value<{ name: string; state: string; inFlight: number }[]>;
 }
+
+/** The states an upstream account can be in (each gets a 0/1 series, so a state change is visible in one query). */
+const ACCOUNT_STATES = ["healthy", "cooling", "probing", "disabled"] as const;
 
 /** Refusals decided by admission (README "Admission and error codes"); other error codes are not refusals. */
 const ADMISSION_CODES = new Set([
@@ -71,6 +76,19 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
     registry,
   );
   const ttfb = new HistogramCells("gantry_upstream_ttfb_seconds", "Time until the upstream's response headers arrived.", ["endpoint"], TTFB_BUCKETS, registry);
+  // Per upstream account (label values are configured account names: bounded, never a key).
+  const upstreamRequests = new CounterCells("gantry_upstream_requests_total", "Attempts sent to each upstream account.", ["account"], registry);
+  const upstreamFailures = new CounterCells("gantry_upstream_failures_total", "Failed attempts per upstream account, by kind.", ["account", "kind"], registry);
+  const upstreamFailovers = new CounterCells("gantry_upstream_failovers_total", "Calls that moved on from this account to another before their first content.", ["account"], registry);
+  const upstreamCooldowns = new CounterCells("gantry_upstream_cooldowns_total", "Times each upstream account was cooled (or its cooldown extended).", ["account"], registry);
+  // gantry_upstream_ttfb_seconds is the per-endpoint series above; one name cannot carry two label sets.
+  const accountTtfb = new HistogramCells(
+    "gantry_upstream_account_ttfb_seconds",
+    "Time to the first byte of an attempt, per upstream account.",
+    ["account"],
+    TTFB_BUCKETS,
+    registry,
+  );
   const tokens = new CounterCells("gantry_tokens_total", "Tokens of settled gateway requests, by direction.", ["direction"], registry);
   // Both series exist from the start (at 0), so rate() works from the first scrape.
   const inputTokens = tokens.cell("input");
@@ -82,6 +100,26 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
     registers,
     async collect() {
       this.set(await sources.inFlight());
+    },
+  });
+  new Gauge({
+    name: "gantry_upstream_in_flight",
+    help: "Streams running on each upstream account now (over every instance when the state is in Redis).",
+    labelNames: ["account"] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const a of (await sources.upstreams?.()) ?? []) this.labels(a.name).set(a.inFlight);
+    },
+  });
+  new Gauge({
+    name: "gantry_upstream_state",
+    help: "1 for each upstream account's current state (healthy, cooling, probing, disabled), 0 for the others.",
+    labelNames: ["account", "state"] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const a of (await sources.upstreams?.()) ?? []) for (const s of ACCOUNT_STATES) this.labels(a.name, s).set(a.state === s ? 1 : 0);
     },
   });
   new Counter({
@@ -173,6 +211,12 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
   const refusalCell = cache2((code) => refusals.cell(code));
   const durationCell = cache2((endpoint) => duration.cell(endpoint));
   const ttfbCell = cache2((endpoint) => ttfb.cell(endpoint));
+  const accountCell = <C>(make: (account: string) => C) => cache2((account) => make(account));
+  const upstreamRequestCell = accountCell((a) => upstreamRequests.cell(a));
+  const upstreamFailureCell = cache2((a, kind) => upstreamFailures.cell(a, kind));
+  const upstreamFailoverCell = accountCell((a) => upstreamFailovers.cell(a));
+  const upstreamCooldownCell = accountCell((a) => upstreamCooldowns.cell(a));
+  const accountTtfbCell = accountCell((a) => accountTtfb.cell(a));
 
   return {
     registry,
@@ -188,6 +232,21 @@ export function createPrometheusMetrics(sources: MetricSources): Metrics & { reg
     tokensSettled(input, output) {
       if (input > 0) inputTokens.value += input;
       if (output > 0) outputTokens.value += output;
+    },
+    upstreamAttempt(account) {
+      upstreamRequestCell(account, "").value++;
+    },
+    upstreamFailure(account, kind) {
+      upstreamFailureCell(account, kind).value++;
+    },
+    upstreamFailover(account) {
+      upstreamFailoverCell(account, "").value++;
+    },
+    upstreamCooled(account) {
+      upstreamCooldownCell(account, "").value++;
+    },
+    upstreamFirstByte(account, seconds) {
+      accountTtfbCell(account, "").observe(seconds);
     },
     async exposition() {
       return { contentType: registry.contentType, body: await registry.metrics() };

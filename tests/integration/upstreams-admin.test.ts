@@ -1,0 +1,127 @@
+/**
+ * The upstream accounts as operators reach them over HTTP: GET /admin/api/upstreams, the test, disable and enable
+ * actions (behind the admin guard, CSRF for a browser session), and the per-account series in /metrics, on a real
+ * server with a fake upstream.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
+import { startGantry, TEST_ADMIN_TOKEN, type Gantry } from "../support/harness";
+
+describe("/admin/api/upstreams", () => {
+  let upstream: FakeUpstream;
+  let g: Gantry;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream({ apiKey: "upstream-secret-key" });
+    g = await startGantry({ config: { upstreamUrl: upstream.url } });
+  });
+  afterAll(async () => {
+    await g.stop();
+    await upstream.close();
+  });
+
+  test("lists each account with its state, deadline, reason, streams and counts; never its key", async () => {
+    expect((await fetch(`${g.url}/admin/api/upstreams`)).status).toBe(401);
+    const res = await g.admin("/admin/api/upstreams");
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain("upstream-secret-key");
+    expect(JSON.parse(text)).toEqual({
+      object: "list",
+      data: [
+        { name: "default", state: "healthy", until: null, reason: null, inFlight: 0, priority: 1, weight: 1, models: ["*"], counters: { requests: 0, failures: {}, failovers: 0, cooldowns: 0 } },
+      ],
+    });
+  });
+
+  test("the pool's events and shared state show in the list and in /metrics", async () => {
+    const { poolEvents, poolState } = g.deps;
+    const until = Date.now() + 60_000;
+    poolEvents.attempt("default");
+    poolEvents.attempt("default");
+    poolEvents.failure("default", "rate_limited");
+    poolEvents.failover("default");
+    poolEvents.cooled("default", until, "rate_limited");
+    poolEvents.firstByte("default", 250);
+    await poolState.cool("default", null, until, "rate_limited");
+    await poolState.adjustInFlight("default", 1);
+    try {
+      const [account] = (await (await g.admin("/admin/api/upstreams")).json()).data;
+      expect(account).toMatchObject({
+        state: "cooling",
+        until: new Date(until).toISOString(),
+        reason: "rate_limited",
+        inFlight: 1,
+        counters: { requests: 2, failures: { rate_limited: 1 }, failovers: 1, cooldowns: 1 },
+      });
+      const metrics = await (await g.admin("/metrics")).text();
+      for (const line of [
+        'gantry_upstream_requests_total{account="default"} 2',
+        'gantry_upstream_failures_total{account="default",kind="rate_limited"} 1',
+        'gantry_upstream_failovers_total{account="default"} 1',
+        'gantry_upstream_cooldowns_total{account="default"} 1',
+        'gantry_upstream_account_ttfb_seconds_count{account="default"} 1',
+        'gantry_upstream_in_flight{account="default"} 1',
+        'gantry_upstream_state{account="default",state="cooling"} 1',
+        'gantry_upstream_state{account="default",state="healthy"} 0',
+      ]) {
+        expect(metrics.split("\n")).toContain(line);
+      }
+      expect(metrics).not.toContain("upstream-secret-key");
+    } finally {
+      await poolState.adjustInFlight("default", -1);
+      await poolState.enable("default");
+    }
+  });
+
+  test("test asks the account for its model list with the account's key and says what came back", async () => {
+    const before = upstream.requests.length;
+    const res = await g.admin("/admin/api/upstreams/default/test", { method: "POST" });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ name: "default", ok: true, status: 200, message: "the model list answered with 3 models" });
+    expect(body.ms).toBeGreaterThanOrEqual(0);
+    const sent = upstream.requests.slice(before);
+    expect(sent.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /v1/models"]);
+    expect(sent[0]!.headers.authorization).toBe("Bearer upstream-secret-key");
+  });
+
+  test("disable takes the account out (manual, until enabled); enable brings it back", async () => {
+    const disabled = await g.admin("/admin/api/upstreams/default/disable", { method: "POST" });
+    expect(disabled.status).toBe(200);
+    expect(await disabled.json()).toMatchObject({ name: "default", state: "disabled", until: null, reason: "disabled by an operator" });
+    expect((await g.deps.poolState.read(["default"])).get("default")!.disabled).toEqual({ reason: "disabled by an operator", manual: true });
+    const enabled = await g.admin("/admin/api/upstreams/default/enable", { method: "POST" });
+    expect(await enabled.json()).toMatchObject({ name: "default", state: "healthy", reason: null });
+  });
+
+  test("an unknown account is a 404 with the error envelope, for every action", async () => {
+    for (const action of ["test", "disable", "enable"]) {
+      const res = await g.admin(`/admin/api/upstreams/nobody%20here/${action}`, { method: "POST" });
+      expect(res.status).toBe(404);
+      const body = await res.json();
+      expect(body.error).toMatchObject({ code: "not_found", message: 'No upstream account is named "nobody here".' });
+    }
+  });
+
+  test("a browser session needs its CSRF token to change an account", async () => {
+    const signIn = await fetch(`${g.url}/admin/sign-in`, { method: "POST", body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }), redirect: "manual" });
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    const res = await fetch(`${g.url}/admin/api/upstreams/default/disable`, { method: "POST", headers: { cookie } });
+    expect(res.status).toBe(403);
+    expect((await g.deps.poolState.read(["default"])).get("default")!.disabled).toBeNull();
+  });
+});
+
+test("a test of an account whose key the upstream refuses reports the refusal (and changes nothing)", async () => {
+  const upstream = await startFakeUpstream({ apiKey: "another-key" });
+  const g = await startGantry({ config: { upstreamUrl: upstream.url } });
+  try {
+    const body = await (await g.admin("/admin/api/upstreams/default/test", { method: "POST" })).json();
+    expect(body).toMatchObject({ name: "default", ok: false, status: 401 });
+    expect(body.message).not.toContain("upstream-secret-key");
+    expect((await (await g.admin("/admin/api/upstreams")).json()).data[0].state).toBe("healthy");
+  } finally {
+    await g.stop();
+    await upstream.close();
+  }
+});
