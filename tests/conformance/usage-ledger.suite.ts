@@ -15,7 +15,7 @@ function row(fields: Partial<LedgerEntry> = {}): LedgerEntry {
   return {
     ts: T0, requestId: `req_${++n}`, keyId: "key_a", model: "m", endpoint: "responses", status: 200, errorCode: null,
     inputTokens: 10, outputTokens: 5, reasoningTokens: 1, cachedTokens: 2, cost: 0.25, durationMs: 100, upstreamTtfbMs: 20,
-    estimated: false, ...fields,
+    estimated: false, account: null, ...fields,
   };
 }
 
@@ -38,6 +38,18 @@ export function usageLedgerConformance(backend: string, make: () => Promise<Usag
       expect(await ledger.recent(10, "key_a")).toEqual([first]);
       expect(await ledger.recent(1)).toEqual([second]);
       expect(await ledger.recent(10, "key_none")).toEqual([]);
+    });
+
+    test("the upstream account that served a call is recorded; a row without one reads null", async () => {
+      const { ledger } = await open();
+      const served = row({ ts: T0, account: "primary" });
+      const failover = row({ ts: T0 + 1, account: "backup-eu" });
+      const refused = row({ ts: T0 + 2, status: 429, errorCode: "rate_limit_rpm", account: null });
+      const { account: _, ...older } = row({ ts: T0 + 3 });
+      await ledger.recordMany([served, failover]);
+      await ledger.record(refused);
+      await ledger.record(older);
+      expect((await ledger.recent(10)).map((r) => r.account)).toEqual([null, null, "backup-eu", "primary"]);
     });
 
     test("a probe write succeeds and leaves nothing behind", async () => {

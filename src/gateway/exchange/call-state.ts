@@ -18,6 +18,8 @@ export class GatewayCall {
   lease: Lease | null = null;
   model = "";
   upstreamTtfbMs: number | null = null;
+  /** The upstream account that served the call (set by the pool when an attempt is kept); written to the ledger. */
+  upstreamAccount: string | null = null;
   /** Set once the upstream answered: what a cut call is charged is estimated from it. */
   meter: UsageMeter | null = null;
   /** The call's one settlement, and the PipelineCall its stream is driven with. */

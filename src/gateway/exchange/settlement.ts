@@ -28,6 +28,7 @@ export interface SettledCall {
   readonly lease: Lease | null;
   readonly meter: UsageMeter | null;
   readonly upstreamTtfbMs: number | null;
+  readonly upstreamAccount: string | null;
 }
 
 /**
@@ -201,6 +202,7 @@ export class CallSettlement implements PipelineCall {
         startedAt: call.startedAtMs,
         endedAt: call.startedAtMs + (endedAt - call.startedAt),
         upstreamTtfbMs: call.upstreamTtfbMs === null ? null : Math.round(call.upstreamTtfbMs),
+        account: call.upstreamAccount,
         estimated,
       })
       .catch((err) => {

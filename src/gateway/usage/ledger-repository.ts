@@ -18,6 +18,8 @@ export interface LedgerEntry {
   cost: number;
   durationMs: number;
   upstreamTtfbMs: number | null;
+  /** The upstream account that served the call (its configured name); null when none did. Absent counts as null. */
+  account?: string | null;
   /** The tokens are Gantry's estimate, not the upstream's figures (a request cut before it reported usage). */
   estimated?: boolean;
 }

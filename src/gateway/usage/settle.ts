@@ -64,6 +64,8 @@ export interface RequestOutcome {
   startedAt: number;
   endedAt: number;
   upstreamTtfbMs: number | null;
+  /** The upstream account that served the request; null (or absent) when none did. */
+  account?: string | null;
   /** `tokens` are Gantry's estimate (the request was cut before the upstream reported usage). */
   estimated?: boolean;
 }
@@ -102,6 +104,7 @@ export function createSettler(deps: {
         durationMs: Math.max(0, Math.round(o.endedAt - o.startedAt)),
         upstreamTtfbMs: o.upstreamTtfbMs,
         estimated: o.estimated === true,
+        account: o.account ?? null,
       });
     },
   };

@@ -31,6 +31,7 @@ function toRow(e: LedgerEntry) {
     estimated: e.estimated === true,
     duration_ms: Math.round(e.durationMs),
     upstream_ttfb_ms: e.upstreamTtfbMs === null ? null : Math.round(e.upstreamTtfbMs),
+    account: e.account ?? null,
   };
 }
 
@@ -151,6 +152,7 @@ export class PostgresUsageLedger implements UsageLedger {
       durationMs: num(r.duration_ms),
       upstreamTtfbMs: numOrNull(r.upstream_ttfb_ms),
       estimated: r.estimated === true,
+      account: (r.account as string | null) ?? null,
     }));
   }
 }

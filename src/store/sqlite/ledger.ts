@@ -19,8 +19,8 @@ export class SqliteUsageLedger implements UsageLedger {
   constructor(private readonly db: Database) {
     this.insert = db.query(
       `INSERT INTO usage_ledger (ts, request_id, key_id, model, endpoint, status, error_code, input_tokens,
-         output_tokens, reasoning_tokens, cached_tokens, cost_micros, duration_ms, upstream_ttfb_ms, estimated)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         output_tokens, reasoning_tokens, cached_tokens, cost_micros, duration_ms, upstream_ttfb_ms, estimated, account)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.bumpTotals = db.query(
       `UPDATE key_usage SET requests = requests + ?, input_tokens = input_tokens + ?,
@@ -72,6 +72,7 @@ export class SqliteUsageLedger implements UsageLedger {
         this.insert.run(
           Math.round(e.ts), e.requestId, e.keyId, e.model, e.endpoint, e.status, e.errorCode, e.inputTokens,
           e.outputTokens, e.reasoningTokens, e.cachedTokens, micros, e.durationMs, e.upstreamTtfbMs, e.estimated ? 1 : 0,
+          e.account ?? null,
         );
         if (!e.keyId) continue;
         const t = totals.get(e.keyId) ?? { requests: 0, input: 0, output: 0, micros: 0 };
@@ -117,7 +118,7 @@ export class SqliteUsageLedger implements UsageLedger {
         `SELECT ts, request_id AS requestId, key_id AS keyId, model, endpoint, status, error_code AS errorCode,
            input_tokens AS inputTokens, output_tokens AS outputTokens, reasoning_tokens AS reasoningTokens,
            cached_tokens AS cachedTokens, cost_micros / 1000000.0 AS cost, duration_ms AS durationMs,
-           upstream_ttfb_ms AS upstreamTtfbMs, estimated
+           upstream_ttfb_ms AS upstreamTtfbMs, estimated, account
          FROM usage_ledger WHERE (?2 IS NULL OR key_id = ?2) ORDER BY id DESC LIMIT ?1`,
       )
       .all(limit, keyId ?? null)
