@@ -7,6 +7,7 @@ import { adminGroup } from "./admin";
 import { announcementsGroup } from "./announcements";
 import { releasesGroup } from "./releases";
 import { statsGroup } from "./stats";
+import { upstreamsGroup } from "./upstreams";
 import { backupCommand, restoreCommand } from "./backup";
 import { serviceGroup } from "./service";
 import { storeGroup } from "./store";
@@ -26,6 +27,7 @@ export const ENTRIES: Entry[] = [
   releasesGroup,
   announcementsGroup,
   statsGroup,
+  upstreamsGroup,
   backupCommand,
   restoreCommand,
   storeGroup,

@@ -9,6 +9,7 @@ import { MAX_HTTP_REQUESTS, MAX_HTTP_REQUESTS_VARIABLE } from "./bun-start-env";
 import type { Command } from "./command";
 import { CommandError, configFrom, type ParsedArgs } from "./common";
 import { DataDirInUseError, lockDataDir } from "../store/sqlite/instance-lock";
+import { writeOperatorFile } from "./operator-file";
 
 /** Every setting: the server reads them all. */
 export const SERVER_SETTINGS: readonly string[] = SETTINGS.map((s) => s.flag);
@@ -87,6 +88,10 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   void deps.engagement.start();
   startPurgingResponses(deps.responses, deps.now, log);
   const running = startServer(deps, { hostname: config.host, port: config.port });
+  // How `gantry upstreams` on this machine reaches this process (its address and a token for this run).
+  const operator = writeOperatorFile(config.dataDir, running.url);
+  deps.adminAuth.allowLocalOperator(operator.token);
+  process.on("exit", () => operator.remove());
   // A text line stays short: the settings an operator changed. JSON, for collectors, has them all.
   log.info("listening", { url: running.url, settings: text ? changedSettings(config) : describeConfig(config) });
   return { deps, running };
