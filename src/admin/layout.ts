@@ -12,6 +12,7 @@ export const ADMIN_NAV = [
   { path: "/admin/announcements", id: "announcements", label: "Announcements" },
   { path: "/admin/releases", id: "releases", label: "Releases" },
   { path: "/admin/clients", id: "clients", label: "Clients" },
+  { path: "/admin/upstreams", id: "upstreams", label: "Upstreams" },
 ] as const;
 
 export type AdminPageId = (typeof ADMIN_NAV)[number]["id"];

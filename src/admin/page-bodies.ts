@@ -135,10 +135,21 @@ const clients = `
   "1440",
 )}</div><div id="online-chart"></div></section>`;
 
+const upstreams = `
+<section class="panel">
+<div class="panel-head"><h2>Upstream accounts</h2><span class="muted" id="upstreams-generated"></span></div>
+<p class="muted">State shared by every instance when Redis is configured; counts are this instance's since it started.</p>
+<div class="table-wrap"><table class="stack" id="upstreams-table"><thead><tr>
+<th>Name</th><th>State</th><th>Cooling until</th><th>Why</th><th class="num">In flight</th><th class="num">Requests</th><th>Failures</th><th class="num">Failovers</th><th class="num">Cooldowns</th><th>Actions</th>
+</tr></thead><tbody><tr><td colspan="10" class="muted">Loading…</td></tr></tbody></table></div>
+<div id="upstream-test" aria-live="polite"></div>
+</section>`;
+
 export const PAGE_BODIES: Record<AdminPageId, { title: string; body: string }> = {
   overview: { title: "Overview", body: overview },
   keys: { title: "Keys", body: keys },
   announcements: { title: "Announcements", body: announcements },
   releases: { title: "Releases", body: releases },
   clients: { title: "Clients", body: clients },
+  upstreams: { title: "Upstreams", body: upstreams },
 };

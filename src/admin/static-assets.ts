@@ -17,6 +17,7 @@ import keysJs from "./assets/keys.browser.js" with { type: "text" };
 import markdownJs from "./assets/markdown.browser.js" with { type: "text" };
 import overviewJs from "./assets/overview.browser.js" with { type: "text" };
 import releasesJs from "./assets/releases.browser.js" with { type: "text" };
+import upstreamsJs from "./assets/upstreams.browser.js" with { type: "text" };
 import portalJs from "../portal/portal.browser.js" with { type: "text" };
 
 interface Asset {
@@ -42,13 +43,14 @@ const ASSETS: Record<string, Asset> = {
   "announcements.js": asset(announcementsJs, JS),
   "releases.js": asset(releasesJs, JS),
   "clients.js": asset(clientsJs, JS),
+  "upstreams.js": asset(upstreamsJs, JS),
   "portal.js": asset(portalJs, JS),
   "docs.js": asset(docsJs, JS),
   "markdown.js": asset(markdownJs, JS),
 };
 
 const AREAS = {
-  "/admin": ["app.css", "common.js", "time.js", "charts.js", "form-errors.js", "overview.js", "keys.js", "announcements.js", "releases.js", "clients.js"],
+  "/admin": ["app.css", "common.js", "time.js", "charts.js", "form-errors.js", "overview.js", "keys.js", "announcements.js", "releases.js", "clients.js", "upstreams.js"],
   "/portal": ["app.css", "time.js", "charts.js", "portal.js"],
   "/docs": ["app.css", "docs.js", "markdown.js"],
 } as const;

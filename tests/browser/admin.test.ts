@@ -18,6 +18,7 @@ const PAGES = [
   ["announcements", "/admin/announcements"],
   ["releases", "/admin/releases"],
   ["clients", "/admin/clients"],
+  ["upstreams", "/admin/upstreams"],
 ] as const;
 
 /** The y-axis labels of a chart, as drawn. */
@@ -422,6 +423,28 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
     expect(await state()).toMatchObject({ rolloutPercent: 100, rolloutPaused: false, yanked: false });
   }, TEST_TIMEOUT_MS);
 
+  test("the Upstreams page shows each account's state, deadline, reason and counts; test, disable and enable work", async () => {
+    const until = Date.now() + 120_000;
+    g.deps.poolEvents.attempt("default");
+    g.deps.poolEvents.failure("default", "rate_limited");
+    await g.deps.poolState.cool("default", null, until, "rate_limited");
+    await page.goto(`${g.url}/admin/upstreams`);
+    const row = () => page.locator("#upstreams-table tbody tr", { hasText: "default" });
+    await waitForText(row().locator(".badge"), /^cooling$/);
+    await waitForText(row().locator('td[data-label="Why"]'), "rate_limited");
+    expect(await row().locator('td[data-label="Cooling until"]').textContent()).not.toBe("–");
+    await waitForText(row().locator('td[data-label="Failures"]'), "rate limited 1");
+    await row().locator("button", { hasText: "Test" }).click();
+    await waitForText(page.locator("#upstream-test"), /answered \(200\) in \d+ ms/);
+    await row().locator("button", { hasText: "Disable" }).click();
+    await page.locator("dialog button.danger", { hasText: "Disable" }).click();
+    await waitForText(row().locator(".badge"), /^disabled$/);
+    expect((await g.deps.poolState.read(["default"])).get("default")!.disabled).toEqual({ reason: "disabled by an operator", manual: true });
+    await row().locator("button", { hasText: "Enable" }).click();
+    await waitForText(row().locator(".badge"), /^healthy$/);
+    await screenshot(page, "upstreams-desktop");
+  }, TEST_TIMEOUT_MS);
+
   test("phone-sized screens: every page fits and renders", async () => {
     const { context: phone, watch: phoneWatch } = await newContext(browser, g.url, "phone");
     try {
@@ -449,6 +472,7 @@ describe.skipIf(!HAS_CHROMIUM)("back office in Chromium", () => {
         if (name === "clients") await chartPoints(p, "#by-version");
         if (name === "announcements") await p.locator("#ann-table tbody tr", { hasText: "Half done" }).waitFor();
         if (name === "releases") await p.locator(".release").first().waitFor();
+        if (name === "upstreams") await p.locator("#upstreams-table tbody tr", { hasText: "default" }).waitFor();
         // Nothing wider than the screen (tables scroll inside their own box).
         const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         expect({ name, overflow }).toEqual({ name, overflow: 0 });
