@@ -84,6 +84,7 @@ export class RedisPoolState implements PoolStateStore {
       for (const [name, h] of healths) healths.set(name, { ...h, inFlight: this.local.get(name) ?? 0 });
       return healths;
     }
+    this.recovered();
     const out = new Map<string, AccountHealth>();
     let i = 0;
     for (const name of names) {
