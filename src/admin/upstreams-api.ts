@@ -11,6 +11,12 @@ export interface UpstreamsApiDeps {
   pool: PoolView;
 }
 
+/** The account name of the path; the router hands over null for a malformed %-escape (`/upstreams/%ZZ/test`). */
+function nameOf(params: { name?: unknown }): string {
+  if (typeof params.name !== "string" || params.name === "") throw new AppError("invalid_request", "The account name in the path is not valid (a malformed %-escape?).", { param: "name" });
+  return params.name;
+}
+
 export function upstreamsApi(deps: UpstreamsApiDeps) {
   const status = async (name: string) => {
     const found = (await deps.pool.list()).find((a) => a.name === name);
@@ -19,13 +25,18 @@ export function upstreamsApi(deps: UpstreamsApiDeps) {
   };
   return new Elysia({ name: "admin-upstreams", prefix: "/admin/api/upstreams" })
     .get("/", async () => ({ object: "list", data: await deps.pool.list() }))
-    .post("/:name/test", async ({ params }) => ({ name: params.name, ...(await deps.pool.test(params.name)) }))
+    .post("/:name/test", async ({ params }) => {
+      const name = nameOf(params);
+      return { name, ...(await deps.pool.test(name)) };
+    })
     .post("/:name/disable", async ({ params }) => {
-      await deps.pool.disable(params.name);
-      return status(params.name);
+      const name = nameOf(params);
+      await deps.pool.disable(name);
+      return status(name);
     })
     .post("/:name/enable", async ({ params }) => {
-      await deps.pool.enable(params.name);
-      return status(params.name);
+      const name = nameOf(params);
+      await deps.pool.enable(name);
+      return status(name);
     });
 }

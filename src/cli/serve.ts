@@ -88,10 +88,15 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   void deps.engagement.start();
   startPurgingResponses(deps.responses, deps.now, log);
   const running = startServer(deps, { hostname: config.host, port: config.port });
-  // How `gantry upstreams` on this machine reaches this process (its address and a token for this run).
-  const operator = writeOperatorFile(config.dataDir, running.url);
-  deps.adminAuth.allowLocalOperator(operator.token);
-  process.on("exit", () => operator.remove());
+  // How `gantry upstreams` on this machine reaches this process (its address and a token for this run). A server
+  // that cannot write it still serves: only that command cannot reach it.
+  try {
+    const operator = writeOperatorFile(config.dataDir, running.url);
+    deps.adminAuth.allowLocalOperator(operator.token);
+    process.on("exit", () => operator.remove());
+  } catch (err) {
+    log.warn("could not write the operator file: gantry upstreams cannot reach this server", { error: (err as Error).message });
+  }
   // A text line stays short: the settings an operator changed. JSON, for collectors, has them all.
   log.info("listening", { url: running.url, settings: text ? changedSettings(config) : describeConfig(config) });
   return { deps, running };

@@ -1,11 +1,12 @@
 /**
  * The upstream accounts as operators reach them over HTTP: GET /admin/api/upstreams, the test, disable and enable
  * actions (behind the admin guard, CSRF for a browser session), and the per-account series in /metrics, on a real
- * server with a fake upstream.
+ * server with a fake upstream; and two servers on one Redis seeing the same state.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { startGantry, TEST_ADMIN_TOKEN, type Gantry } from "../support/harness";
+import { redisUnavailable, redisUrl } from "../support/redis";
 
 describe("/admin/api/upstreams", () => {
   let upstream: FakeUpstream;
@@ -103,6 +104,17 @@ describe("/admin/api/upstreams", () => {
     }
   });
 
+  test("a malformed name in the path is a 400 with the envelope, never a 500; a long one is quoted cut short", async () => {
+    for (const action of ["test", "disable", "enable"]) {
+      const res = await g.admin(`/admin/api/upstreams/%ZZ/${action}`, { method: "POST" });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toMatchObject({ code: "invalid_request", param: "name" });
+    }
+    const long = await g.admin(`/admin/api/upstreams/${"x".repeat(5000)}/disable`, { method: "POST" });
+    expect(long.status).toBe(404);
+    expect((await long.json()).error.message.length).toBeLessThan(200);
+  });
+
   test("a browser session needs its CSRF token to change an account", async () => {
     const signIn = await fetch(`${g.url}/admin/sign-in`, { method: "POST", body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }), redirect: "manual" });
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
@@ -124,4 +136,29 @@ test("a test of an account whose key the upstream refuses reports the refusal (a
     await g.stop();
     await upstream.close();
   }
+});
+
+describe("two instances on one Redis", () => {
+  test.skipIf(redisUnavailable() !== null)("an account disabled or cooled through one instance reads so on the other", async () => {
+    const url = await redisUrl();
+    const upstream = await startFakeUpstream({ apiKey: "upstream-secret-key" });
+    const [a, b] = [await startGantry({ config: { upstreamUrl: upstream.url, redisUrl: url } }), await startGantry({ config: { upstreamUrl: upstream.url, redisUrl: url } })];
+    try {
+      // The run's Redis outlives a run that failed half-way: start from an enabled account.
+      await b.admin("/admin/api/upstreams/default/enable", { method: "POST" });
+      expect((await a.admin("/admin/api/upstreams/default/disable", { method: "POST" })).status).toBe(200);
+      expect((await (await b.admin("/admin/api/upstreams")).json()).data[0]).toMatchObject({ state: "disabled", reason: "disabled by an operator" });
+      await b.admin("/admin/api/upstreams/default/enable", { method: "POST" });
+      const until = Date.now() + 60_000;
+      await b.deps.poolState.cool("default", null, until, "rate_limited");
+      await b.deps.poolState.adjustInFlight("default", 1);
+      expect((await (await a.admin("/admin/api/upstreams")).json()).data[0]).toMatchObject({ state: "cooling", until: new Date(until).toISOString(), inFlight: 1 });
+      await b.deps.poolState.adjustInFlight("default", -1);
+    } finally {
+      await a.admin("/admin/api/upstreams/default/enable", { method: "POST" });
+      await a.stop();
+      await b.stop();
+      await upstream.close();
+    }
+  });
 });
