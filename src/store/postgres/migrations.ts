@@ -313,11 +313,11 @@ const V11 = `
   ALTER TABLE release_assets ADD COLUMN sha1 TEXT NOT NULL DEFAULT '';
 `;
 
-/** 14: the upstream account that served each call (as SQLite's migration 20). */
-const V14 = `
+/** 12: the upstream account that served each call (as SQLite's migration 18). */
+const V12 = `
   ALTER TABLE usage_ledger ADD COLUMN account TEXT;
 `;
 
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V14];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
 export const SCHEMA_VERSION = MIGRATIONS.length;

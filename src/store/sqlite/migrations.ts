@@ -19,8 +19,8 @@ import m014 from "./migrations/014-upstream-refused-params";
 import m015 from "./migrations/015-stored-items-by-position";
 import m016 from "./migrations/016-stored-response-totals";
 import m017 from "./migrations/017-asset-updater-digests";
-import m020 from "./migrations/020-ledger-account";
+import m018 from "./migrations/018-ledger-account";
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017, m020];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017, m018];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
