@@ -30,6 +30,8 @@ interface SettingDef {
   validEntry?: (entry: string) => boolean;
   /** For JSON: the shape the parsed value must have. */
   schema?: TSchema;
+  /** For JSON: what is wrong with each entry of a well-shaped value, one sentence each naming the entry. */
+  entryProblems?: (value: any) => string[];
 }
 
 const PositiveInt = (opts: { minimum?: number; maximum?: number } = {}) =>
@@ -40,6 +42,30 @@ const Prices = Type.Record(
   Type.String(),
   Type.Object({ input: Type.Number({ minimum: 0 }), output: Type.Number({ minimum: 0 }) }),
 );
+
+const ModelAliases = Type.Record(Type.String(), Type.String());
+
+/**
+ * The rule of GANTRY_MODEL_ALIASES' entries, kept with the setting (the gateway's matcher,
+ * gateway/translate/model-aliases.ts, reads the table it allows): a name is a model name as the gateway takes one
+ * (gateway/limits/rules/model-match.ts: ASCII letters, digits and `. _ - : / @ +`, at most 256 characters) in
+ * which `*` stands for any run of characters; a target is a model name without `*`. Names are compared in lower
+ * case, as the key's model lists are, so two that differ only in case are the same name written twice.
+ */
+export function modelAliasProblems(table: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const seen = new Map<string, string>();
+  for (const [name, target] of Object.entries(table)) {
+    if (!/^[A-Za-z0-9._:/@+*-]{1,256}$/.test(name)) problems.push(`the name ${JSON.stringify(name)} is not a model name (ASCII letters, digits, . _ - : / @ +, and * for any characters; at most 256)`);
+    if (typeof target !== "string" || !/^[A-Za-z0-9._:/@+-]{1,256}$/.test(target) || /(^|\/)(\.{1,2})?(\/|$)/.test(target)) {
+      problems.push(`the target of ${JSON.stringify(name)}, ${JSON.stringify(target)}, is not a model name (ASCII letters, digits, . _ - : / @ +; no *)`);
+    }
+    const other = seen.get(name.toLowerCase());
+    if (other !== undefined) problems.push(`${JSON.stringify(name)} and ${JSON.stringify(other)} are the same name (names are compared in lower case)`);
+    seen.set(name.toLowerCase(), name);
+  }
+  return problems;
+}
 
 /** The shape of a resolved configuration. Settings are checked one by one (see SETTINGS) so problems read as sentences. */
 /**
@@ -87,6 +113,7 @@ export const ConfigSchema = Type.Object({
   defaultInstructions: Type.String(),
   modelOverrides: ModelOverrides,
   prices: Prices,
+  modelAliases: ModelAliases,
   modelsCacheSeconds: PositiveInt({ maximum: 10 }),
   downloadTokenTtlSeconds: PositiveInt({ minimum: 1 }),
   downloadMintRpm: PositiveInt(),
@@ -163,6 +190,7 @@ export const SETTINGS: SettingDef[] = [
   { key: "defaultInstructions", env: "GANTRY_DEFAULT_INSTRUCTIONS", flag: "default-instructions", kind: "string", default: "You are a helpful assistant.", help: "instructions sent when a request has none (or only blank ones)", accepts: "text that is not blank (the upstream refuses empty instructions)", valid: nonEmpty },
   { key: "modelOverrides", env: "GANTRY_MODEL_OVERRIDES", flag: "model-overrides", kind: "json", default: { "gpt-5.4": { reasoningEffort: "xhigh" } }, help: 'per-model forced settings, JSON: {"gpt-5.4":{"reasoningEffort":"xhigh"}}', accepts: 'a JSON object of settings per model id, e.g. {"gpt-5.4":{"reasoningEffort":"xhigh"}}', schema: ModelOverrides },
   { key: "prices", env: "GANTRY_PRICES", flag: "prices", kind: "json", default: {}, help: 'price per million tokens by model id or glob, JSON: {"gpt-5*":{"input":1.25,"output":10}}', accepts: 'a JSON object of {"input": N, "output": N} prices (at least 0) per model id or glob, e.g. {"gpt-5*":{"input":1.25,"output":10}}', schema: Prices },
+  { key: "modelAliases", env: "GANTRY_MODEL_ALIASES", flag: "model-aliases", kind: "json", default: {}, help: 'model names callers send mapped to the upstream model that serves them, JSON; * matches any characters; an exact name wins, then the longest pattern: {"claude-opus-*":"gpt-5.4","claude-sonnet-*":"gpt-5.2"}', accepts: 'a JSON object of model name (or pattern with *) to upstream model name, e.g. {"claude-sonnet-*":"gpt-5.2"}', schema: Type.Record(Type.String(), Type.Unknown()), entryProblems: modelAliasProblems },
   { key: "modelsCacheSeconds", env: "GANTRY_MODELS_CACHE_SECONDS", flag: "models-cache-seconds", kind: "int", default: 10, help: "how long the upstream model list is cached (at most 10)", accepts: "a whole number of seconds from 0 to 10", valid: int(0, 10) },
   { key: "downloadTokenTtlSeconds", env: "GANTRY_DOWNLOAD_TOKEN_TTL_SECONDS", flag: "download-token-ttl-seconds", kind: "int", default: 600, help: "lifetime of a /dl/ download link", accepts: "a whole number of seconds, at least 1", valid: int(1) },
   { key: "downloadMintRpm", env: "GANTRY_DOWNLOAD_MINT_RPM", flag: "download-mint-rpm", kind: "int", default: 120, help: "download links one client address may request per minute from /api/v1/download/ (0 = no limit)", accepts: "a whole number of links per minute, at least 0", valid: int(0) },
@@ -256,6 +284,10 @@ function resolve(def: SettingDef, raw: unknown, source: string): { value?: unkno
   if (def.schema && !Value.Check(def.schema, value)) {
     const at = Value.Errors(def.schema, value).First()?.path;
     return { problems: [`${label}: ${clip(JSON.stringify(value))} is not ${def.accepts}${at ? ` (problem at ${at})` : ""}`] };
+  }
+  if (def.entryProblems) {
+    const found = def.entryProblems(value);
+    if (found.length) return { problems: found.map((p) => `${label}: ${p}`) };
   }
   if (def.valid && !def.valid(value)) return not(def.accepts!);
   return { value };

@@ -12,6 +12,7 @@ import { InProcessLimiter, type LimiterStore } from "./gateway/limits/limiter";
 import type { Prices } from "./gateway/limits/rules/quota";
 import { ModelList } from "./gateway/upstream/model-list";
 import type { NormalizeOptions } from "./gateway/translate/normalize";
+import { compileModelAliases, type ModelAliases } from "./gateway/translate/model-aliases";
 import { Upstream } from "./gateway/upstream/upstream";
 import { createPriceLookup, createSettler, type Settler } from "./gateway/usage/settle";
 import { LedgerHealth } from "./gateway/usage/ledger-health";
@@ -81,6 +82,8 @@ export interface AppDeps {
   quirks: ParameterQuirks;
   responses: StoredResponseRepository;
   models: ModelList;
+  /** The upstream's name for a model a caller names (GANTRY_MODEL_ALIASES). */
+  modelAliases: ModelAliases;
   normalizeOptions: NormalizeOptions;
   priceOf: (model: string) => Prices | null;
   adminAuth: AdminAuth;
@@ -296,6 +299,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     responses: stores.responses,
     quirks,
     models: new ModelList(upstream, config.modelsCacheSeconds * 1000, now),
+    modelAliases: compileModelAliases(config.modelAliases),
     normalizeOptions: { defaultInstructions: config.defaultInstructions, modelOverrides: config.modelOverrides },
     priceOf,
     adminAuth: new AdminAuth(meta, config.adminToken),

@@ -15,6 +15,7 @@ import type { ParameterQuirks } from "./upstream/unsupported-params";
 import type { Settler } from "./usage/settle";
 import type { LedgerHealth } from "./usage/ledger-health";
 import type { StallWatch } from "./pipeline/stall-watch";
+import type { ModelAliases } from "./translate/model-aliases";
 
 /** One call's life: authentication, admission, settlement, its log line and metrics. */
 export interface CallDeps {
@@ -38,6 +39,8 @@ export interface GatewayDeps extends CallDeps {
   /** Parameters the upstream refuses, per model (learnt from its 400s, and the configured ones). */
   quirks: ParameterQuirks;
   models: Pick<ModelList, "get">;
+  /** The upstream's name for a model a caller names (GANTRY_MODEL_ALIASES). */
+  modelAliases: ModelAliases;
   /** Gives up streams whose caller stopped reading. */
   stalls: Pick<StallWatch, "track" | "untrack">;
 }

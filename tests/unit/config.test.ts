@@ -63,6 +63,34 @@ describe("settings problems", () => {
   });
 });
 
+describe("model aliases (GANTRY_MODEL_ALIASES)", () => {
+  test("a table of names and patterns to upstream models is taken as written", () => {
+    const table = { "claude-opus-*": "gpt-5.4", "claude-sonnet-*": "gpt-5.2", "claude-haiku-4-5": "gpt-5-mini" };
+    expect(loadConfig({ "data-dir": dir, "model-aliases": JSON.stringify(table) }, {}).modelAliases).toEqual(table);
+    expect(loadConfig({ "data-dir": dir }, {}).modelAliases).toEqual({});
+  });
+
+  test("each bad entry is named: a name or target that is no model name, a target with *, a name written twice", () => {
+    const p = problems({ "model-aliases": JSON.stringify({ "claude opus": "gpt-5.4", "claude-sonnet-*": "gpt-*", "claude-haiku-*": 5, "Claude-X": "a", "claude-x": "b", "gpt-ok": "../x" }) });
+    expect(p).toEqual([
+      '--model-aliases (GANTRY_MODEL_ALIASES): the name "claude opus" is not a model name (ASCII letters, digits, . _ - : / @ +, and * for any characters; at most 256)',
+      '--model-aliases (GANTRY_MODEL_ALIASES): the target of "claude-sonnet-*", "gpt-*", is not a model name (ASCII letters, digits, . _ - : / @ +; no *)',
+      '--model-aliases (GANTRY_MODEL_ALIASES): the target of "claude-haiku-*", 5, is not a model name (ASCII letters, digits, . _ - : / @ +; no *)',
+      '--model-aliases (GANTRY_MODEL_ALIASES): "claude-x" and "Claude-X" are the same name (names are compared in lower case)',
+      '--model-aliases (GANTRY_MODEL_ALIASES): the target of "gpt-ok", "../x", is not a model name (ASCII letters, digits, . _ - : / @ +; no *)',
+    ]);
+  });
+
+  test("not an object: one sentence saying what the setting takes", () => {
+    for (const value of ['["gpt-5.4"]', '"gpt-5.4"', "5"]) {
+      const p = problems({ "model-aliases": value });
+      expect(p).toHaveLength(1);
+      expect(p[0]).toStartWith(`--model-aliases (GANTRY_MODEL_ALIASES): ${value} is not a JSON object of model name (or pattern with *) to upstream model name`);
+    }
+    expect(problems({ "model-aliases": "{bad" })[0]).toStartWith("--model-aliases (GANTRY_MODEL_ALIASES): not valid JSON (");
+  });
+});
+
 describe("trusted proxies", () => {
   test("addresses and CIDR ranges, IPv4 and IPv6, are accepted", () => {
     for (const entry of ["10.0.0.1", "10.0.0.0/8", "0.0.0.0/0", "::1", "fd00::/8", "[::1]", "::ffff:10.0.0.1"]) {

@@ -16,7 +16,10 @@ export class GatewayCall {
   readonly startedAt = performance.now();
   readonly startedAtMs: number;
   lease: Lease | null = null;
+  /** The model named so far: the caller's name, and once admitted the upstream's (`aliasTo`). */
   model = "";
+  /** The caller's name when an alias replaced it in `model`. */
+  private callerModel: string | null = null;
   upstreamTtfbMs: number | null = null;
   /** The upstream account that served the call (set by the pool when an attempt is kept); written to the ledger. */
   upstreamAccount: string | null = null;
@@ -35,6 +38,18 @@ export class GatewayCall {
     this.clientRequestId = clientRequestIdOf(request);
     this.startedAtMs = deps.now();
     this.settlement = new CallSettlement(deps, this);
+  }
+
+  /** The model name the caller sent, whatever the upstream gets. */
+  get requestedModel(): string {
+    return this.callerModel ?? this.model;
+  }
+
+  /** From now on the call is for the upstream's model: what it is priced, logged and recorded as. */
+  aliasTo(upstreamModel: string): void {
+    if (upstreamModel === this.model) return;
+    this.callerModel ??= this.model;
+    this.model = upstreamModel;
   }
 
   /** Headers every reply of this call carries. */

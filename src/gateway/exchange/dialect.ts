@@ -18,7 +18,10 @@ export type { Endpoint };
 /** What a dialect may read and set of the call it serves. */
 export interface ExchangeCall {
   readonly request: Request;
+  /** The model the upstream gets: the caller's name, or its alias (GANTRY_MODEL_ALIASES) once admitted. */
   readonly model: string;
+  /** The model name the caller sent (what an Anthropic reply must name back). */
+  readonly requestedModel: string;
   readonly startedAtMs: number;
   /** Set once admitted. */
   readonly lease: Lease | null;

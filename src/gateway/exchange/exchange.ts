@@ -20,6 +20,7 @@ import type { Dialect } from "./dialect";
 import { SSE_HEADERS, errorReply } from "./error-reply";
 import { requireModel } from "./model-field";
 import { boundOutput } from "../limits/rules/output-bounds";
+import { withModel } from "../translate/model-aliases";
 
 export async function runExchange(deps: GatewayDeps, request: Request, dialect: Dialect): Promise<Response> {
   const call = new GatewayCall(deps, request, dialect.endpoint, dialect.requestIdHeader);
@@ -31,11 +32,14 @@ export async function runExchange(deps: GatewayDeps, request: Request, dialect: 
     call.model = requireModel(read.body);
     checkItemCount(read.body, dialect.itemsField, deps.config.maxInputItems);
     const turn = dialect.read(read, deps, request);
-    await admitCall(deps, call, key, { model: call.model, maxTokens: turn.maxTokens, maxTokensParam: turn.maxTokensParam, bodyBytes: read.bytes });
+    // The key's model list judges the name the caller sent; the upstream gets its alias, if any.
+    const upstreamModel = deps.modelAliases(call.model) ?? call.model;
+    await admitCall(deps, call, key, { model: call.model, pricedAs: upstreamModel, maxTokens: turn.maxTokens, maxTokensParam: turn.maxTokensParam, bodyBytes: read.bytes });
+    call.aliasTo(upstreamModel);
 
     const wanted = await turn.prepare(call);
     if (wanted instanceof Response) return wanted;
-    const intended = boundOutput(call.lease, normalizeResponsesRequest(wanted, deps.normalizeOptions, dialect.inputFrom));
+    const intended = boundOutput(call.lease, normalizeResponsesRequest(withModel(wanted, call.model), deps.normalizeOptions, dialect.inputFrom));
     const posted = await postResponses(deps, call.model, intended, settlement.upstreamAbort.signal);
     call.upstreamTtfbMs = posted.reply.ttfbMs;
     turn.upstreamAnswered?.(call);

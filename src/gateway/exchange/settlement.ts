@@ -25,6 +25,7 @@ export interface SettledCall {
   readonly startedAt: number;
   readonly startedAtMs: number;
   readonly model: string;
+  readonly requestedModel: string;
   readonly lease: Lease | null;
   readonly meter: UsageMeter | null;
   readonly upstreamTtfbMs: number | null;
@@ -180,6 +181,8 @@ export class CallSettlement implements PipelineCall {
       status,
       keyId: call.lease?.key.key.id ?? null,
       model: call.model || undefined,
+      // An alias: the name the caller sent, beside the upstream's that the ledger records.
+      requestedModel: call.requestedModel !== call.model ? call.requestedModel : undefined,
       durationMs: Math.round(endedAt - call.startedAt),
       inputTokens: tokens.inputTokens || undefined,
       outputTokens: tokens.outputTokens || undefined,

@@ -13,6 +13,8 @@ import { costOf, estimateTokens, type Prices } from "./rules/quota";
 export interface AdmissionRequest {
   /** null for the model list, which checks rates only. */
   model: string | null;
+  /** The model the upstream will run, whose prices the reservation is estimated with (an alias's target); default `model`. */
+  pricedAs?: string;
   maxTokens: number | null;
   maxTokensParam?: string;
   bodyBytes: number;
@@ -111,7 +113,7 @@ export async function admit(deps: AdmissionDeps, cached: CachedKey, req: Admissi
   const reservation: Reservation = generating
     ? {
         tokens: estimate.input + estimate.output,
-        cost: costOf(deps.priceOf(req.model!), estimate.input, estimate.output),
+        cost: costOf(deps.priceOf(req.pricedAs ?? req.model!), estimate.input, estimate.output),
       }
     : { tokens: 0, cost: 0 };
   const result = await deps.limiter.admit(

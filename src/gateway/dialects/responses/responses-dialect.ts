@@ -5,6 +5,7 @@
 import { optionalBoolean, optionalCount } from "../../../http/json-fields";
 import type { Dialect, DialectTurn, ExchangeCall } from "../../exchange/dialect";
 import { boundRawText } from "../../limits/rules/output-bounds";
+import { rawTextWithModel } from "../../translate/model-aliases";
 import type { GatewayDeps } from "../../gateway-deps";
 import type { JsonObject, ResponsesRequest } from "../../wire/responses-types";
 import { buildConversation } from "../../responses/conversation";
@@ -32,8 +33,11 @@ export const responsesDialect: Dialect = {
       maxTokensParam: "max_output_tokens",
       stream,
       async prepare(call) {
-        // Raw goes as the caller wrote it, but never past the key's output bound.
-        if (raw) return await relayRaw(deps, call, boundRawText(call.lease, body, text));
+        // Raw goes as the caller wrote it, but for the upstream's model name and never past the key's output bound.
+        if (raw) {
+          const sent = rawTextWithModel(body, text, call.model);
+          return await relayRaw(deps, call, boundRawText(call.lease, sent.body, sent.text));
+        }
         const kept = await keeperFor(deps, call, body, bytes);
         keeper = kept?.keeper ?? null;
         return (kept ? continued(body, kept.input) : body) as ResponsesRequest;
