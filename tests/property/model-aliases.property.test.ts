@@ -45,7 +45,7 @@ describe("model aliases", () => {
   test("the matcher agrees with the rule read plainly", () => {
     fc.assert(
       fc.property(table, fc.array(name, { minLength: 1, maxLength: 6 }), (t, names) => {
-        const aliases = compileModelAliases(t);
+        const aliases = compileModelAliases(t).upstreamOf;
         // Twice: the second answer comes from the matcher's cache.
         for (const n of [...names, ...names]) expect(aliases(n)).toBe(reference(t, n));
       }),
@@ -59,14 +59,16 @@ describe("model aliases", () => {
         const t: Record<string, string> = {};
         for (const p of patterns) if (p.toLowerCase() !== n.toLowerCase()) t[p] = "gpt-5-mini";
         t[n] = "gpt-5.4";
-        expect(compileModelAliases(t)(n.toUpperCase())).toBe("gpt-5.4");
+        expect(compileModelAliases(t).upstreamOf(n.toUpperCase())).toBe("gpt-5.4");
       }),
       runs(300),
     );
   });
 
   test("examples: the operators' table, the longest pattern, no chains", () => {
-    const aliases = compileModelAliases({ "claude-opus-*": "gpt-5.4", "claude-sonnet-*": "gpt-5.2", "claude-*": "gpt-5-mini", "claude-sonnet-4-5-fast": "gpt-5.2-fast", "gpt-5.2": "gpt-5.4" });
+    const compiled = compileModelAliases({ "claude-opus-*": "gpt-5.4", "claude-sonnet-*": "gpt-5.2", "claude-*": "gpt-5-mini", "claude-sonnet-4-5-fast": "gpt-5.2-fast", "gpt-5.2": "gpt-5.4" });
+    const aliases = compiled.upstreamOf;
+    expect(compiled.names).toEqual([{ id: "claude-sonnet-4-5-fast", target: "gpt-5.2-fast" }, { id: "gpt-5.2", target: "gpt-5.4" }]);
     expect(aliases("claude-opus-4-6")).toBe("gpt-5.4");
     expect(aliases("Claude-Sonnet-4-5")).toBe("gpt-5.2");
     expect(aliases("claude-haiku-4-5")).toBe("gpt-5-mini");
@@ -74,7 +76,7 @@ describe("model aliases", () => {
     // The target of one entry is the name of another: one step only.
     expect(aliases("claude-sonnet-4")).toBe("gpt-5.2");
     expect(aliases("gpt-5.4")).toBeNull();
-    expect(compileModelAliases({})("claude-opus-4")).toBeNull();
-    expect(compileModelAliases({ "*": "gpt-5.4" })("gpt-5.4")).toBeNull();
+    expect(compileModelAliases({}).upstreamOf("claude-opus-4")).toBeNull();
+    expect(compileModelAliases({ "*": "gpt-5.4" }).upstreamOf("gpt-5.4")).toBeNull();
   });
 });

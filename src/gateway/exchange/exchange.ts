@@ -33,7 +33,7 @@ export async function runExchange(deps: GatewayDeps, request: Request, dialect: 
     checkItemCount(read.body, dialect.itemsField, deps.config.maxInputItems);
     const turn = dialect.read(read, deps, request);
     // The key's model list judges the name the caller sent; the upstream gets its alias, if any.
-    const upstreamModel = deps.modelAliases(call.model) ?? call.model;
+    const upstreamModel = deps.modelAliases.upstreamOf(call.model) ?? call.model;
     await admitCall(deps, call, key, { model: call.model, pricedAs: upstreamModel, maxTokens: turn.maxTokens, maxTokensParam: turn.maxTokensParam, bodyBytes: read.bytes });
     call.aliasTo(upstreamModel);
 

@@ -1,27 +1,44 @@
-/** GET /v1/models: the live model list, filtered by the caller's model permission and serialised once per key. */
+/**
+ * GET /v1/models: the live model list, filtered by the caller's model permission, with the exact names of the
+ * operator's aliases. OpenAI's shape, serialised once per key; Anthropic's (paged) when the request carries
+ * `anthropic-version`, as the Anthropic SDKs and Claude Code send it.
+ */
 import type { GatewayDeps } from "../gateway-deps";
 import { runKeyedCall } from "../exchange/keyed-call";
 import type { ModelEntry } from "../upstream/model-list";
+import { anthropicModelPage, listedModels, modelPageOf, type ListedModel } from "../translate/model-listing";
 
-/** Serialised lists per key, for as long as the upstream list they came from is the cached one. */
-const rendered = new WeakMap<ModelEntry[], Map<string, string>>();
+interface KeyView {
+  listed: Array<ListedModel<ModelEntry>>;
+  /** The OpenAI-style body, made on first use. */
+  openai?: string;
+}
 
-function renderFor(all: ModelEntry[], keyId: string, allows: (model: string) => boolean): string {
-  let byKey = rendered.get(all);
-  if (!byKey) rendered.set(all, (byKey = new Map()));
-  let body = byKey.get(keyId);
-  if (body === undefined) {
-    body = JSON.stringify({ object: "list", data: all.filter((m) => allows(m.id)) });
-    byKey.set(keyId, body);
+/** What each key sees, for as long as the upstream list it came from is the cached one. */
+const views = new WeakMap<ModelEntry[], Map<string, KeyView>>();
+
+function viewFor(deps: GatewayDeps, all: ModelEntry[], keyId: string, allows: (model: string) => boolean): KeyView {
+  let byKey = views.get(all);
+  if (!byKey) views.set(all, (byKey = new Map()));
+  let view = byKey.get(keyId);
+  if (view === undefined) {
+    view = { listed: listedModels(all, deps.modelAliases.names, allows) };
+    byKey.set(keyId, view);
   }
-  return body;
+  return view;
 }
 
 export function handleModels(deps: GatewayDeps, request: Request): Promise<Response> {
+  const anthropic = request.headers.has("anthropic-version");
   return runKeyedCall(deps, request, "models", async (lease, call) => {
+    // Checked before the upstream is asked: a bad query costs nothing.
+    const page = anthropic ? modelPageOf(new URL(request.url).searchParams) : null;
     const all = await deps.models.get();
     // A key's permission can change: the cache entry is per cached key object, which a reload replaces.
-    const body = renderFor(all, lease.key.key.id + ":" + lease.key.key.updatedAt, lease.key.allowsModel);
-    return new Response(body, { headers: call.headers({ "content-type": "application/json" }) });
+    const view = viewFor(deps, all, lease.key.key.id + ":" + lease.key.key.updatedAt, lease.key.allowsModel);
+    const headers = call.headers({ "content-type": "application/json" });
+    if (page) return new Response(JSON.stringify(anthropicModelPage(view.listed, page)), { headers });
+    view.openai ??= JSON.stringify({ object: "list", data: view.listed.map((m) => m.entry) });
+    return new Response(view.openai, { headers });
   });
 }

@@ -8,24 +8,32 @@
  */
 import { compileModelList, type ModelMatcher } from "../limits/rules/model-match";
 
-/** The upstream's name for a model the caller named, or null when no alias applies. */
-export type ModelAliases = (model: string) => string | null;
+export interface ModelAliases {
+  /** The upstream's name for a model the caller named, or null when no alias applies. */
+  upstreamOf(model: string): string | null;
+  /** The exact names (not the patterns: they name no model a client could pick), each with its target. */
+  readonly names: ReadonlyArray<{ id: string; target: string }>;
+}
 
 /** Names already resolved through the patterns; bounded, since callers choose the names. */
 const CACHE_LIMIT = 1000;
 
 export function compileModelAliases(table: Readonly<Record<string, string>>): ModelAliases {
   const exact = new Map<string, string>();
+  const names: Array<{ id: string; target: string }> = [];
   const patterns: Array<{ matches: ModelMatcher; length: number; target: string }> = [];
   for (const [name, target] of Object.entries(table)) {
     if (name.includes("*")) patterns.push({ matches: compileModelList([name]), length: name.length, target });
-    else exact.set(name.toLowerCase(), target);
+    else {
+      exact.set(name.toLowerCase(), target);
+      names.push({ id: name, target });
+    }
   }
   // Array sort is stable: equally long patterns keep the order they were written in.
   patterns.sort((a, b) => b.length - a.length);
-  if (exact.size === 0 && patterns.length === 0) return () => null;
+  if (exact.size === 0 && patterns.length === 0) return { upstreamOf: () => null, names };
   const resolved = new Map<string, string | null>();
-  return (model) => {
+  const upstreamOf = (model: string): string | null => {
     const name = model.toLowerCase();
     const hit = exact.get(name);
     if (hit !== undefined) return hit === model ? null : hit;
@@ -37,16 +45,7 @@ export function compileModelAliases(table: Readonly<Record<string, string>>): Mo
     }
     return target === model ? null : target;
   };
-}
-
-/**
- * The names a model list can show for the table: its exact names, not its patterns (a pattern names no model a
- * client could pick), each with its target.
- */
-export function listedAliases(table: Readonly<Record<string, string>>): Array<{ id: string; target: string }> {
-  return Object.entries(table)
-    .filter(([name]) => !name.includes("*"))
-    .map(([id, target]) => ({ id, target }));
+  return { upstreamOf, names };
 }
 
 /** The request for the upstream's model: itself when it already names it (the common case costs no copy). */
