@@ -336,11 +336,33 @@ export const GATEWAY_DOCS = {
       ...Object.fromEntries([400, 401, 403, 413, 429, 500, 502, 504, 529].map((s) => [String(s), json(MessagesErrorEnvelope, ERROR_TEXT[s] ?? (s === 529 ? "overloaded_error: the upstream is overloaded" : "Error"))])),
     },
   },
+  countTokens: {
+    tags: ["Model gateway"],
+    summary: "Count a message's input tokens (Anthropic Messages API)",
+    description:
+      "The input tokens of a Messages request as the upstream's model family counts them (its own tokenizer), answered by Gantry without an upstream call " +
+      "and without a ledger row. Admitted like a message: the key's model permission, RPM, RPD and concurrency apply. Also served at `/messages/count_tokens`; `?beta=true` is accepted.",
+    security,
+    parameters: [{ name: "x-api-key", in: "header", required: false, schema: t.String(), description: "The Gantry key, as Anthropic's clients send it." }],
+    requestBody: { required: true, content: { "application/json": { schema: t.Object({ model: t.String(), messages: MessagesRequest.properties.messages }, open) } } },
+    responses: {
+      "200": json(t.Object({ input_tokens: t.Integer({ minimum: 0 }) }), "The count"),
+      ...Object.fromEntries([400, 401, 403, 413, 429].map((s) => [String(s), json(MessagesErrorEnvelope, ERROR_TEXT[s] ?? "Error")])),
+    },
+  },
   models: {
     tags: ["Model gateway"],
     summary: "List models",
-    description: "Live from the upstream (cached a few seconds), filtered by the key's model permission. Also served at `/models`.",
+    description:
+      "Live from the upstream (cached a few seconds), filtered by the key's model permission, with the exact names of the operator's model aliases first. " +
+      "With an `anthropic-version` header: Anthropic's list shape (`data` of `type: model` entries, `has_more`, `first_id`, `last_id`; `limit`, `after_id`, `before_id`), " +
+      "the key in `x-api-key` and errors in Anthropic's envelope. Also served at `/models`.",
     security,
+    parameters: [
+      query("limit", "With anthropic-version: 1 to 1000 (default 20)", t.Integer({ minimum: 1, maximum: 1000 })),
+      query("after_id", "With anthropic-version: the page starts after this model"),
+      query("before_id", "With anthropic-version: the page ends before this model"),
+    ],
     responses: { "200": json(ModelList, "The models this key may use"), ...errors(401, 403, 429, 502, 503) },
   },
   getResponse: {
@@ -378,7 +400,7 @@ export const GATEWAY_DOCS = {
       ...errors(401, 403, 404, 429),
     },
   },
-} as unknown as Record<"responses" | "chat" | "messages" | "models" | "getResponse" | "inputItems" | "deleteResponse", DocumentDecoration>;
+} as unknown as Record<"responses" | "chat" | "messages" | "countTokens" | "models" | "getResponse" | "inputItems" | "deleteResponse", DocumentDecoration>;
 
 /** Documentation of the site routes, merged by path and method into the generated document. */
 export const SITE_DOCS: Record<string, Record<string, Record<string, unknown>>> = {

@@ -99,4 +99,21 @@ describe("model aliases", () => {
     // An OpenAI-style reply names the model that answered, as the Responses reply does.
     expect(chat.model).toBe("gpt-5.2");
   });
+
+  test("Anthropic Messages: the upstream gets the target, the message names the model the caller sent (collected and streamed)", async () => {
+    const headers = { "content-type": "application/json", "x-api-key": sonnetOnly, "anthropic-version": "2023-06-01" };
+    const body = { model: "claude-sonnet-4-5", max_tokens: 100, messages: [{ role: "user", content: "hi" }] };
+    let message!: any;
+    let streamed = "";
+    const models = await upstreamModels(async () => {
+      const res = await fetch(`${g.url}/v1/messages`, { method: "POST", headers, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      message = await res.json();
+      streamed = await (await fetch(`${g.url}/v1/messages`, { method: "POST", headers, body: JSON.stringify({ ...body, stream: true }) })).text();
+    });
+    expect(models).toEqual(["gpt-5.2", "gpt-5.2"]);
+    expect(message.model).toBe("claude-sonnet-4-5");
+    expect(streamed).toContain('"model":"claude-sonnet-4-5"');
+    expect(streamed).not.toContain("gpt-5.2");
+  });
 });

@@ -6,8 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS, countInputTokens, tokenizerFamilyOf } from "../../src/gateway/translate/input-tokens";
-import { tokenizerFor } from "../../src/gateway/upstream/tokenizers";
+import { IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS, countInputTokens, planInputTokens, textSlices, tokenizerFamilyOf } from "../../src/gateway/translate/input-tokens";
+import { BUDGET_MS, SLICE_CHARS, countPlanned, tokenizerFor } from "../../src/gateway/upstream/tokenizers";
 
 const ROOT = join(import.meta.dir, "../..");
 const corpus = JSON.parse(readFileSync(join(ROOT, "tests/fixtures/token-counts/openai-reported.json"), "utf8")) as {
@@ -91,6 +91,37 @@ describe("what a tokenizer cannot see, and what a caller may send", () => {
     expect(await count({ model: "gpt-5.4" })).toBe(3);
     const both = await count({ model: "gpt-5.4", instructions: "Be brief.", input: "hello" });
     expect(both).toBe(3 + (3 + 1 + 3) + (3 + 1 + 1));
+  });
+});
+
+describe("counting in slices, within a budget", () => {
+  test("the planned count in slices equals the whole count on the corpus and on long ordinary text", async () => {
+    for (const c of corpus.cases) expect(await countPlanned(planInputTokens(c.request), tokenizerFamilyOf(c.request.model))).toBe(c.input_tokens);
+    const words = ["function", "const", "the", "return", "{", "}", "\n", "value", "Gantry", "tokens", "  ", "é", "数据", "🙂"];
+    const long = Array.from({ length: 60_000 }, (_, i) => words[(i * 7) % words.length]).join(" ");
+    expect(long.length).toBeGreaterThan(SLICE_CHARS * 10);
+    const request = { model: "gpt-5.4", input: long };
+    expect(await countPlanned(planInputTokens(request), "o200k_base")).toBe(countInputTokens(request, await tokenizerFor("o200k_base")));
+  });
+
+  test("slices: at most the size, cut before a space when one is near, never inside a surrogate pair, nothing lost", () => {
+    const text = "word ".repeat(10) + "x".repeat(25) + "🙂".repeat(20);
+    const slices = textSlices(text, 16);
+    expect(slices.join("")).toBe(text);
+    expect(slices.every((s) => s.length <= 16)).toBe(true);
+    expect(slices[0]).toBe("word word word");
+    for (const s of slices) expect(/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/.test(s)).toBe(false);
+  });
+
+  test("past the budget the rest is extrapolated at the rate counted so far", async () => {
+    let t = 0;
+    // Each reading of the clock moves it on: the budget runs out after a few slices.
+    const clock = () => (t += BUDGET_MS / 4);
+    const text = "hello world ".repeat(SLICE_CHARS);
+    const plan = { fixed: 7, texts: [text] };
+    const n = await countPlanned(plan, "o200k_base", clock);
+    const exact = (await tokenizerFor("o200k_base"))(text) + 7;
+    expect(Math.abs(n - exact) / exact).toBeLessThan(0.01);
   });
 });
 

@@ -9,21 +9,26 @@ import { authenticateCaller } from "./authenticate";
 import { GatewayCall } from "./call-state";
 import { errorReply } from "./error-reply";
 import type { Endpoint } from "./settlement";
+import type { Dialect } from "./dialect";
+
+/** Where the caller's style puts its key, its request id and its errors (Anthropic's clients: `x-api-key`, `request-id`, their envelope). */
+export type CallerStyle = Pick<Dialect, "credential" | "requestIdHeader" | "errorReply">;
 
 export async function runKeyedCall(
   deps: CallDeps,
   request: Request,
   endpoint: Endpoint,
   answer: (lease: Lease, call: GatewayCall) => Promise<Response>,
+  style: CallerStyle = {},
 ): Promise<Response> {
-  const call = new GatewayCall(deps, request, endpoint);
+  const call = new GatewayCall(deps, request, endpoint, style.requestIdHeader);
   try {
-    const key = await authenticateCaller(deps, request);
+    const key = await authenticateCaller(deps, request, style.credential?.(request.headers));
     const lease = await admitCall(deps, call, key, { model: null, maxTokens: null, bodyBytes: 0 });
     const res = await answer(lease, call);
     call.settlement.finish(res.status, null);
     return res;
   } catch (err) {
-    return errorReply(deps, call, err);
+    return errorReply(deps, call, err, style.errorReply);
   }
 }

@@ -14,7 +14,10 @@ import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "../usage/settle
 import { internalError } from "./error-reply";
 
 /** The ledger's and the metrics' name of a call's route. */
-export type Endpoint = "responses" | "chat.completions" | "messages" | "models" | "responses.stored";
+export type Endpoint = "responses" | "chat.completions" | "messages" | "messages.count_tokens" | "models" | "responses.stored";
+
+/** Calls that spend no tokens (Gantry answers them itself): logged and counted in metrics, never a ledger row. */
+const UNBILLED: ReadonlySet<Endpoint> = new Set<Endpoint>(["models", "messages.count_tokens"]);
 
 /** What settlement reads of the call's state. */
 export interface SettledCall {
@@ -189,8 +192,7 @@ export class CallSettlement implements PipelineCall {
       estimated: estimated || undefined,
       error: errorCode ?? undefined,
     });
-    // Listing models spends no tokens: it is logged and counted, not written to the ledger.
-    if (!call.lease || call.endpoint === "models") {
+    if (!call.lease || UNBILLED.has(call.endpoint)) {
       call.lease?.settle({ tokens: 0, cost: 0 });
       return Promise.resolve();
     }

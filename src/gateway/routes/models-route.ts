@@ -7,6 +7,7 @@ import type { GatewayDeps } from "../gateway-deps";
 import { runKeyedCall } from "../exchange/keyed-call";
 import type { ModelEntry } from "../upstream/model-list";
 import { anthropicModelPage, listedModels, modelPageOf, type ListedModel } from "../translate/model-listing";
+import { messagesDialect } from "../dialects/messages/messages-dialect";
 
 interface KeyView {
   listed: Array<ListedModel<ModelEntry>>;
@@ -40,5 +41,5 @@ export function handleModels(deps: GatewayDeps, request: Request): Promise<Respo
     if (page) return new Response(JSON.stringify(anthropicModelPage(view.listed, page)), { headers });
     view.openai ??= JSON.stringify({ object: "list", data: view.listed.map((m) => m.entry) });
     return new Response(view.openai, { headers });
-  });
+  }, anthropic ? messagesDialect : undefined);
 }

@@ -39,7 +39,17 @@ export const LOW_DETAIL_IMAGE_TOKENS = 85;
 /** Schemas nest at most this deep here (the body's JSON is bounded at 128 levels already). */
 const MAX_SCHEMA_DEPTH = 32;
 
-export function countInputTokens(request: ResponsesRequest, countText: CountText): number {
+/**
+ * What a request's count is made of: the framing, which depends only on the request's shape, and the texts the
+ * tokenizer counts. The count is linear in the texts' counts (the rendering adds each text's tokens to a sum), so a
+ * shell may count the texts as it likes — in slices, between other work — and add the framing.
+ */
+export interface InputTokenPlan {
+  fixed: number;
+  texts: string[];
+}
+
+export function planInputTokens(request: ResponsesRequest): InputTokenPlan {
   const messages: ChatMessage[] = [];
   let extra = 0;
   if (typeof request.instructions === "string" && request.instructions !== "") messages.push({ role: "system", content: request.instructions });
@@ -54,11 +64,43 @@ export function countInputTokens(request: ResponsesRequest, countText: CountText
     }
   }
   const functions = functionsOf(request.tools);
-  const total = computeChatCompletionTokenCount(
+  const texts: string[] = [];
+  // Every text the rendering counts is recorded and counted as nothing: what is left is the framing.
+  const record: CountText = (text) => (texts.push(text), 0);
+  const fixed = computeChatCompletionTokenCount(
     { messages, functions: functions.length > 0 ? functions : undefined, function_call: functionChoiceOf(request.tool_choice) },
-    countText,
+    record,
   );
-  return total + extra + schemaTokens(request.text, countText);
+  const schema = schemaText(request.text);
+  if (schema !== null) texts.push(schema);
+  return { fixed: fixed + extra, texts };
+}
+
+/** The whole count at once, for a caller that has the tokenizer at hand. */
+export function countInputTokens(request: ResponsesRequest, countText: CountText): number {
+  const plan = planInputTokens(request);
+  return plan.texts.reduce((sum, text) => sum + countText(text), plan.fixed);
+}
+
+/**
+ * A text cut into pieces of at most `max` characters, each cut made before a space where there is one in the
+ * second half of the piece (the tokenizer starts a new token at a space, so such a cut changes no count), else
+ * where the piece is full (a run with no space: a cut there may add a token).
+ */
+export function textSlices(text: string, max: number): string[] {
+  const out: string[] = [];
+  let at = 0;
+  while (text.length - at > max) {
+    let end = at + max;
+    const space = text.lastIndexOf(" ", end);
+    if (space > at + max / 2) end = space;
+    // Never between the two halves of a surrogate pair.
+    else if (/[\uD800-\uDBFF]/.test(text[end - 1])) end--;
+    out.push(text.slice(at, end));
+    at = end;
+  }
+  out.push(text.slice(at));
+  return out;
 }
 
 /** One input item as the message the model reads, and the tokens of what it holds that no tokenizer sees. */
@@ -160,8 +202,8 @@ function functionChoiceOf(choice: unknown): "none" | { name: string } | undefine
 }
 
 /** A structured-output schema (`text.format`), which the model reads too: estimated by its JSON text. */
-function schemaTokens(text: unknown, countText: CountText): number {
+function schemaText(text: unknown): string | null {
   const format = text !== null && typeof text === "object" ? (text as JsonObject).format : undefined;
-  if (format === null || typeof format !== "object" || format.type !== "json_schema" || format.schema === undefined) return 0;
-  return countText(JSON.stringify(format.schema));
+  if (format === null || typeof format !== "object" || format.type !== "json_schema" || format.schema === undefined) return null;
+  return JSON.stringify(format.schema);
 }

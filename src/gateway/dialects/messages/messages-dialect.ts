@@ -38,8 +38,9 @@ export const messagesDialect: Dialect = {
       stream: t.stream,
       prepare: async () => t.request,
       // The input's size until the upstream counts it (message_delta carries its count).
-      sink: (source, toolNames, call) => new MessagesSink(source, toolNames, { ...options, model: call.model, inputTokens: tokensOfBytes(bytes) }),
-      reply: (response, call) => responsesToMessages(response, { ...options, model: call.model }),
+      // Anthropic's clients expect their own model name back, whatever alias served it.
+      sink: (source, toolNames, call) => new MessagesSink(source, toolNames, { ...options, model: call.requestedModel, inputTokens: tokensOfBytes(bytes) }),
+      reply: (response, call) => responsesToMessages(response, { ...options, model: call.requestedModel }),
     };
   },
 };
