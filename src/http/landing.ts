@@ -16,7 +16,8 @@ const GATEWAY_ENDPOINTS: Array<[method: string, path: string, what: string]> = [
   ["POST", "/v1/responses", "OpenAI Responses API (streaming or not)"],
   ["POST", "/v1/chat/completions", "OpenAI Chat Completions API"],
   ["POST", "/v1/messages", "Anthropic Messages API (Claude Code, Anthropic SDKs)"],
-  ["GET", "/v1/models", "the models your key may use"],
+  ["POST", "/v1/messages/count_tokens", "a message's input tokens, counted by the upstream's tokenizer"],
+  ["GET", "/v1/models", "the models your key may use (in Anthropic's shape for Anthropic's clients)"],
 ];
 
 const SITE_ENDPOINTS: Array<[method: string, path: string, what: string]> = [

@@ -28,7 +28,7 @@ describe("GET /", () => {
   test("links to the back office, the portal and the API docs, and names the gateway endpoints", async () => {
     const html = await (await fetch(`${g.url}/`)).text();
     for (const href of ["/admin", "/portal", "/docs", "/openapi.json"]) expect(html).toContain(`href="${href}"`);
-    for (const path of ["/v1/responses", "/v1/chat/completions", "/v1/messages", "/v1/models", "/api/v1/latest", "/api/v1/announcements"]) {
+    for (const path of ["/v1/responses", "/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/models", "/api/v1/latest", "/api/v1/announcements"]) {
       expect(html).toContain(`<code>${path}</code>`);
     }
     // The SDK base URL is this server's own address.
