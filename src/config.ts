@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { parseIp, parseProxyRange } from "./rules/ip-ranges";
 import { isPublicKeySetting } from "./minisign-key";
 import { redact, redactUrlCredentials, redactUrlPassword } from "./redact";
+import { describeAccounts, parseUpstreamAccounts, type UpstreamAccountSetting } from "./rules/upstream-accounts";
 
 type Kind = "string" | "int" | "number" | "bool" | "list" | "json";
 
@@ -32,6 +33,10 @@ interface SettingDef {
   schema?: TSchema;
   /** For JSON: what is wrong with each entry of a well-shaped value, one sentence each naming the entry. */
   entryProblems?: (value: any) => string[];
+  /** For JSON: checks and converts the parsed value itself (problems name what is wrong inside it). */
+  convert?: (value: unknown, label: string, env: Record<string, string | undefined>) => { value?: unknown; problems?: string[] };
+  /** How the value is shown to an operator when it holds secrets inside (describeConfig). */
+  describe?: (value: any) => unknown;
 }
 
 const PositiveInt = (opts: { minimum?: number; maximum?: number } = {}) =>
@@ -91,6 +96,19 @@ export const ConfigSchema = Type.Object({
   s3RedirectDownloads: Type.Boolean(),
   upstreamUrl: Type.Union([Type.Literal(""), Type.String({ pattern: "^https?://[^\\s]+$" })]),
   upstreamKey: Type.String(),
+  upstreams: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      url: Type.String(),
+      apiKey: Type.String(),
+      keyInline: Type.Boolean(),
+      models: Type.Array(Type.String()),
+      modelMap: Type.Record(Type.String(), Type.String()),
+      priority: Type.Integer(),
+      weight: Type.Integer(),
+      maxConcurrency: Type.Union([Type.Integer(), Type.Null()]),
+    }),
+  ),
   adminToken: Type.String(),
   publicUrl: Type.Union([Type.Literal(""), Type.String({ pattern: "^https?://[^\\s/]+(/[^\\s]*)?$" })]),
   logLevel: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")]),
@@ -168,6 +186,20 @@ export const SETTINGS: SettingDef[] = [
   { key: "s3RedirectDownloads", env: "GANTRY_S3_REDIRECT_DOWNLOADS", flag: "s3-redirect-downloads", kind: "bool", default: true, help: "with an S3 bucket: answer a complete /dl/ download with a redirect to a presigned S3 URL (5 minutes) that carries Gantry's download headers; false streams every download through Gantry (for a bucket clients cannot reach)", accepts: "true or false" },
   { key: "upstreamUrl", env: "GANTRY_UPSTREAM_URL", flag: "upstream-url", kind: "string", default: "", help: "upstream base URL including its version prefix, e.g. https://api.openai.com/v1", accepts: URL_WORDS, valid: httpUrlOrEmpty },
   { key: "upstreamKey", env: "GANTRY_UPSTREAM_KEY", flag: "upstream-key", kind: "string", default: "", secret: true, help: "bearer credential for the upstream" },
+  {
+    key: "upstreams",
+    env: "GANTRY_UPSTREAMS",
+    flag: "upstreams",
+    kind: "json",
+    default: [],
+    help: "upstream accounts as a JSON array (in gantry.toml: [[upstreams]] tables) of {name, url, key or key_env, models, priority, weight, max_concurrency, model_map}; exclusive with --upstream-url/--upstream-key, which are a pool of one named default",
+    accepts: "a list of upstream accounts",
+    convert: (value, label, env) => {
+      const r = parseUpstreamAccounts(value, label, env);
+      return r.problems.length ? { problems: r.problems } : { value: r.accounts };
+    },
+    describe: (accounts: UpstreamAccountSetting[]) => describeAccounts(accounts, redact),
+  },
   { key: "adminToken", env: "GANTRY_ADMIN_TOKEN", flag: "admin-token", kind: "string", default: "", secret: true, help: "admin bearer token (generated on first start when unset)" },
   { key: "publicUrl", env: "GANTRY_PUBLIC_URL", flag: "public-url", kind: "string", default: "", help: "fixed external base URL for generated links", accepts: URL_WORDS, valid: httpUrlOrEmpty },
   { key: "logLevel", env: "GANTRY_LOG_LEVEL", flag: "log-level", kind: "string", default: "info", help: "debug, info, warn, error", accepts: `one of ${LOG_LEVELS.join(", ")}`, valid: (v) => LOG_LEVELS.includes(v) },
@@ -237,7 +269,7 @@ function clip(text: string): string {
 }
 
 /** Converts one value (a string from a flag or the environment; typed from gantry.toml) and checks it. */
-function resolve(def: SettingDef, raw: unknown, source: string): { value?: unknown; problems?: string[] } {
+function resolve(def: SettingDef, raw: unknown, source: string, env: Record<string, string | undefined>): { value?: unknown; problems?: string[] } {
   const label = settingLabel(def, source);
   const not = (what: string) => ({ problems: [`${label}: ${shown(raw)} is not ${what}`] });
   let value: unknown = raw;
@@ -290,6 +322,7 @@ function resolve(def: SettingDef, raw: unknown, source: string): { value?: unkno
     if (found.length) return { problems: found.map((p) => `${label}: ${p}`) };
   }
   if (def.valid && !def.valid(value)) return not(def.accepts!);
+  if (def.convert) return def.convert(value, label, env);
   return { value };
 }
 
@@ -345,7 +378,7 @@ export function loadConfig(
       out[def.key] = structuredClone(def.default);
       continue;
     }
-    const r = resolve(def, found[0], found[1]);
+    const r = resolve(def, found[0], found[1], env);
     if (r.problems) {
       problems.push(...r.problems);
       bad.add(def.key);
@@ -360,11 +393,38 @@ export function loadConfig(
     problems.push("--http-redirect-port (GANTRY_HTTP_REDIRECT_PORT) needs TLS (--tls-cert and --tls-key)");
   }
   if (options.checkFiles && ok("tlsCert", "tlsKey")) problems.push(...fileProblems(out as Partial<Config>));
+  problems.push(...upstreamProblems(out as Partial<Config>, pick(SETTINGS.find((s) => s.key === "upstreams")!, toml)?.[1] ?? null, dataDir));
   if (problems.length) throw new ConfigError(problems);
   const config = out as Config;
   config.upstreamUrl = config.upstreamUrl.replace(/\/+$/, "");
   config.publicUrl = config.publicUrl.replace(/\/+$/, "");
   return config;
+}
+
+/**
+ * The accounts and the single-upstream settings are two ways to say the same thing: both at once is refused rather
+ * than one silently winning. A key written inline in gantry.toml makes the file a secret: refused while anyone may
+ * read it.
+ */
+function upstreamProblems(config: Partial<Config>, source: string | null, dataDir: string): string[] {
+  const accounts = config.upstreams ?? [];
+  if (accounts.length === 0) return [];
+  const problems: string[] = [];
+  if (config.upstreamUrl || config.upstreamKey) {
+    problems.push("--upstreams (GANTRY_UPSTREAMS or [[upstreams]]) and --upstream-url/--upstream-key (GANTRY_UPSTREAM_URL/_KEY) are exclusive: declare the accounts in one place (the single URL and key are a pool of one named default)");
+  }
+  if (source === "gantry.toml" && accounts.some((a) => a.keyInline)) {
+    const path = join(dataDir, "gantry.toml");
+    try {
+      if ((statSync(path).mode & 0o004) !== 0) {
+        const names = accounts.filter((a) => a.keyInline).map((a) => a.name).join(", ");
+        problems.push(`${path}: holds an upstream key inline (account ${names}) and is readable by every user: chmod o-r it, or use key_env`);
+      }
+    } catch {
+      // Read a moment ago: a file gone since is not this check's to report.
+    }
+  }
+  return problems;
 }
 
 /** The files the server reads at start (TLS certificate and key), each unreadable one as a problem naming its path. */
@@ -407,7 +467,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const def of SETTINGS) {
     const v = config[def.key];
-    if (typeof v === "string") out[def.key] = !def.secret ? redactUrlCredentials(v) : def.secret === "url" ? redactUrlPassword(v) : redact(v);
+    if (def.describe) out[def.key] = def.describe(v);
+    else if (typeof v === "string") out[def.key] = !def.secret ? redactUrlCredentials(v) : def.secret === "url" ? redactUrlPassword(v) : redact(v);
     else if (Array.isArray(v)) out[def.key] = v.map((e) => (typeof e === "string" ? redactUrlCredentials(e) : e));
     else out[def.key] = v;
   }
