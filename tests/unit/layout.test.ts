@@ -31,6 +31,7 @@ const PURE_FOLDERS = [
   "src/gateway/wire/",
   "src/gateway/translate/",
   "src/gateway/limits/rules/",
+  "src/gateway/upstream/rules/",
   "src/site/releases/rules/",
   "src/site/protocols/rules/",
   "src/site/protocols/electron/rules/",
