@@ -14,6 +14,9 @@ import { ModelList } from "./gateway/upstream/model-list";
 import type { NormalizeOptions } from "./gateway/translate/normalize";
 import { compileModelAliases, type ModelAliases } from "./gateway/translate/model-aliases";
 import { Upstream } from "./gateway/upstream/upstream";
+import { UpstreamPool } from "./gateway/upstream/pool";
+import { accountsOf, clientsOf, unconfiguredAccount } from "./gateway/upstream/pool-setup";
+import { availabilityOf } from "./gateway/upstream/rules/choose-account";
 import { createPriceLookup, createSettler, type Settler } from "./gateway/usage/settle";
 import { LedgerHealth } from "./gateway/usage/ledger-health";
 import { StallWatch } from "./gateway/pipeline/stall-watch";
@@ -70,15 +73,20 @@ export interface AppDeps {
   /** Gives up streams whose caller stopped reading (GANTRY_WRITE_STALL_SECONDS). */
   stalls: StallWatch;
   admission: AdmissionDeps;
+  /** The first account's client (the only one of a pool of one). */
   upstream: Upstream;
-  /** The upstream accounts (today the one of GANTRY_UPSTREAM_URL, named `default`). */
+  /** The upstream accounts as configured (none when no upstream is set). */
   accounts: readonly UpstreamAccount[];
+  /** Each account's client, by name. */
+  upstreamClients: Map<string, Upstream>;
   /** The accounts' shared health (Redis with GANTRY_REDIS_URL, else in process). */
   poolState: PoolStateStore;
   /** What the pool reports: counted per account here and in /metrics. */
   poolEvents: PoolCounters;
   /** The accounts as operators see and change them (admin API, back office, `gantry upstreams`). */
   pool: PoolView;
+  /** Every call to the upstream goes through it: the choice of an account, failover, cooldowns. */
+  upstreamPool: UpstreamPool;
   quirks: ParameterQuirks;
   responses: StoredResponseRepository;
   models: ModelList;
@@ -221,15 +229,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   });
   const ledgerHealth = new LedgerHealth(() => ledger.probe(), log);
   const stalls = new StallWatch(config.writeStallSeconds * 1000);
-  const upstream = new Upstream({
-    baseUrl: config.upstreamUrl,
-    apiKey: config.upstreamKey,
-    connectTimeoutMs: config.upstreamConnectTimeoutMs,
-    firstByteTimeoutMs: config.upstreamFirstByteTimeoutMs,
-    idleTimeoutMs: config.upstreamIdleTimeoutMs,
-    retries: config.upstreamRetries,
-    fetch: options.fetch,
-  });
+  const accounts = accountsOf(config);
+  // Without an upstream the pool is one unconfigured account: its client answers 503 upstream_not_configured.
+  const upstreamAccounts = accounts.length > 0 ? accounts : [unconfiguredAccount()];
+  const upstreamClients = clientsOf(upstreamAccounts, config, options.fetch);
+  const upstream = upstreamClients.get(upstreamAccounts[0]!.name)!;
   // Parameters the upstream refused before (this or another instance, before a restart) are dropped from the first call.
   const quirks = new ParameterQuirks(
     config.upstreamDropParams,
@@ -266,17 +270,23 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     new DownloadService({ ...parts, tokens: ctx.downloads, meta: ctx.meta, config: ctx.config, now: ctx.now, log: ctx.log, storage: ctx.storage }),
   );
   const engagement = createEngagementServices(ctx);
-  const accounts = accountsOf(config);
   const poolState = poolStateFor(config, log, now);
   // Read at scrape time, once the view exists (below).
   let pool: PoolView | null = null;
   metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement, async () => (await pool?.list()) ?? []));
   const poolEvents = new PoolCounters(metrics);
-  const probeClient = (a: UpstreamAccount) =>
-    a.baseUrl === config.upstreamUrl && a.apiKey === config.upstreamKey
-      ? upstream
-      : new Upstream({ baseUrl: a.baseUrl, apiKey: a.apiKey, connectTimeoutMs: config.upstreamConnectTimeoutMs, firstByteTimeoutMs: config.upstreamFirstByteTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs, retries: 0, fetch: options.fetch });
+  const probeClient = (a: UpstreamAccount) => upstreamClients.get(a.name) ?? upstream;
   pool = new PoolReport({ accounts, state: poolState, counters: poolEvents, probe: modelListProbe(probeClient), now });
+  const upstreamPool = new UpstreamPool({
+    accounts: upstreamAccounts,
+    clientOf: (a) => upstreamClients.get(a.name)!,
+    state: poolState,
+    events: poolEvents,
+    quirks,
+    log,
+    now,
+    maxEventBytes: config.maxUpstreamEventBytes,
+  });
   return {
     config,
     stores,
@@ -293,12 +303,27 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     admission: { keys: keyCache, limiter, priceOf, now },
     upstream,
     accounts,
+    upstreamClients,
     poolState,
     poolEvents,
+    upstreamPool,
     pool,
     responses: stores.responses,
     quirks,
-    models: new ModelList(upstream, config.modelsCacheSeconds * 1000, now),
+    models: new ModelList(
+      upstreamAccounts.map((account) => ({ account, client: upstreamClients.get(account.name)! })),
+      config.modelsCacheSeconds * 1000,
+      now,
+      async (names) => {
+        const health = await poolState.read(names);
+        const t = now();
+        const out = (a: UpstreamAccount) => {
+          const state = availabilityOf(a, health.get(a.name), "*", t);
+          return state.state === "out" && state.why !== "busy";
+        };
+        return new Set(upstreamAccounts.filter(out).map((a) => a.name));
+      },
+    ),
     modelAliases: compileModelAliases(config.modelAliases),
     normalizeOptions: { defaultInstructions: config.defaultInstructions, modelOverrides: config.modelOverrides },
     priceOf,
@@ -321,12 +346,6 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       await stores.close();
     },
   };
-}
-
-/** The upstream accounts: until `[[upstreams]]` is read, GANTRY_UPSTREAM_URL/_KEY as a pool of one named `default`. */
-function accountsOf(config: Config): UpstreamAccount[] {
-  if (!config.upstreamUrl) return [];
-  return [{ name: "default", baseUrl: config.upstreamUrl, apiKey: config.upstreamKey, models: ["*"], modelMap: {}, priority: 1, weight: 1, maxConcurrency: null }];
 }
 
 /** The values /metrics reads at scrape time, from the services that own them. */

@@ -9,7 +9,7 @@ import type { FailureThrottle } from "../http/throttle";
 import type { AdmissionDeps } from "./limits/admission";
 import type { NormalizeOptions } from "./translate/normalize";
 import type { ModelList } from "./upstream/model-list";
-import type { Upstream } from "./upstream/upstream";
+import type { UpstreamPool } from "./upstream/pool";
 import type { StoredResponseRepository } from "./responses/stored-response-repository";
 import type { ParameterQuirks } from "./upstream/unsupported-params";
 import type { Settler } from "./usage/settle";
@@ -35,7 +35,8 @@ export interface GatewayDeps extends CallDeps {
   /** Responses kept for their callers. */
   responses: StoredResponseRepository;
   normalizeOptions: NormalizeOptions;
-  upstream: Pick<Upstream, "postResponses">;
+  /** The upstream accounts: every call to the upstream goes through it (choice, failover, cooldowns). */
+  upstreamPool: Pick<UpstreamPool, "post" | "postRaw">;
   /** Parameters the upstream refuses, per model (learnt from its 400s, and the configured ones). */
   quirks: ParameterQuirks;
   models: Pick<ModelList, "get">;

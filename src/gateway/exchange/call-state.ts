@@ -21,7 +21,7 @@ export class GatewayCall {
   /** The caller's name when an alias replaced it in `model`. */
   private callerModel: string | null = null;
   upstreamTtfbMs: number | null = null;
-  /** The upstream account that served the call (set by the pool when an attempt is kept); written to the ledger. */
+  /** The upstream account that served the call: the ledger and the log line name it (never its key). */
   upstreamAccount: string | null = null;
   /** Set once the upstream answered: what a cut call is charged is estimated from it. */
   meter: UsageMeter | null = null;

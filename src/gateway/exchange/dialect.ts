@@ -27,10 +27,12 @@ export interface ExchangeCall {
   readonly lease: Lease | null;
   meter: UsageMeter | null;
   upstreamTtfbMs: number | null;
+  /** The upstream account that served the call, once one did. */
+  upstreamAccount: string | null;
   /** Headers every reply of this call carries. */
   headers(extra?: Record<string, string>): Record<string, string>;
-  /** What the pipeline drives: the call's one settlement. */
-  readonly settlement: PipelineCall;
+  /** What the pipeline drives: the call's one settlement; it also says when the upstream call is over. */
+  readonly settlement: PipelineCall & { onUpstreamClosed(fn: () => void): void };
 }
 
 /** The caller's body as read by the exchange (bounded, one JSON object, depth checked, `model` present). */
@@ -52,6 +54,8 @@ export interface DialectTurn {
    * dialect answers by itself (raw passthrough).
    */
   prepare(call: ExchangeCall): Promise<ResponsesRequest | Response>;
+  /** The account the request should go back to (the one that produced the response it continues), if any. */
+  pinnedAccount?(): string | null;
   /** The upstream answered: the moment the dialect's reply is dated by (a chat completion's `created`). */
   upstreamAnswered?(call: ExchangeCall): void;
   /** The streaming sink: the upstream's events in the dialect's frames. */

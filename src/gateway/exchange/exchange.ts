@@ -10,7 +10,6 @@ import { collectUpstream } from "../pipeline/collect-upstream";
 import { UpstreamEventSource } from "../pipeline/event-source";
 import { pipelineResponse } from "../pipeline/pipeline";
 import { normalizeResponsesRequest } from "../translate/normalize";
-import { postResponses } from "../upstream/post-responses";
 import { outputBoundFor } from "../wire/output-bound";
 import { functionToolNames } from "../wire/tool-markup";
 import { admitCall } from "./admit";
@@ -40,10 +39,12 @@ export async function runExchange(deps: GatewayDeps, request: Request, dialect: 
     const wanted = await turn.prepare(call);
     if (wanted instanceof Response) return wanted;
     const intended = boundOutput(call.lease, normalizeResponsesRequest(withModel(wanted, call.model), deps.normalizeOptions, dialect.inputFrom));
-    const posted = await postResponses(deps, call.model, intended, settlement.upstreamAbort.signal);
+    const posted = await deps.upstreamPool.post({ model: call.model, request: intended, signal: settlement.upstreamAbort.signal, pinned: turn.pinnedAccount?.() ?? null, affinity: affinityOf(read.body, key.key.id), requestId: call.requestId });
+    call.upstreamAccount = posted.account.name;
+    settlement.onUpstreamClosed(posted.release);
     call.upstreamTtfbMs = posted.reply.ttfbMs;
     turn.upstreamAnswered?.(call);
-    const source = new UpstreamEventSource(posted.reply.response.body!, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted), posted.sentJson);
+    const source = new UpstreamEventSource(posted.body, deps.config.keepAliveSeconds * 1000, outputBoundFor(intended, posted), posted.sentJson);
     call.meter = source;
     source.maxEventBytes = deps.config.maxUpstreamEventBytes;
     const toolNames = functionToolNames(posted.sent.tools);
@@ -54,4 +55,10 @@ export async function runExchange(deps: GatewayDeps, request: Request, dialect: 
     settlement.upstreamAbort.abort();
     return errorReply(deps, call, err, dialect.errorReply);
   }
+}
+
+/** What keeps a caller's requests on one account (its prompt cache lives there): the prompt_cache_key, else the API key. */
+function affinityOf(body: Record<string, unknown>, keyId: string): string {
+  const k = body.prompt_cache_key;
+  return typeof k === "string" && k !== "" ? k : keyId;
 }

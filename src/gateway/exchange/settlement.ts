@@ -32,6 +32,7 @@ export interface SettledCall {
   readonly lease: Lease | null;
   readonly meter: UsageMeter | null;
   readonly upstreamTtfbMs: number | null;
+  /** The upstream account that served the call (null: none was reached). */
   readonly upstreamAccount: string | null;
 }
 
@@ -85,9 +86,21 @@ export class CallSettlement implements PipelineCall {
     this.bodyOpen = true;
   }
 
+  /** What waits for the upstream body to close (the account's in-flight count); null once it has. */
+  private closeHooks: Array<() => void> | null = [];
+
+  /** Runs `fn` once the upstream call is over (its body closed, or the call aborted); at once if it already is. */
+  onUpstreamClosed(fn: () => void): void {
+    if (this.closeHooks === null) fn();
+    else this.closeHooks.push(fn);
+  }
+
   /** The upstream body is closed (by the pipeline, or aborted): a lease held back for it comes back now. */
   private upstreamBodyClosed(): void {
     this.bodyOpen = false;
+    const hooks = this.closeHooks;
+    this.closeHooks = null;
+    if (hooks) for (const fn of hooks) fn();
     const release = this.releaseLease;
     this.releaseLease = null;
     release?.();
@@ -184,6 +197,7 @@ export class CallSettlement implements PipelineCall {
       status,
       keyId: call.lease?.key.key.id ?? null,
       model: call.model || undefined,
+      account: call.upstreamAccount ?? undefined,
       // An alias: the name the caller sent, beside the upstream's that the ledger records.
       requestedModel: call.requestedModel !== call.model ? call.requestedModel : undefined,
       durationMs: Math.round(endedAt - call.startedAt),

@@ -25,6 +25,15 @@ const UNREAD_DELTA_CHARS = 64 * 1024;
 /** The most upstream bytes read into one batch. */
 const BATCH_BYTES = 16 * 1024;
 
+/**
+ * A stream whose opening bytes were already read (held while the upstream pool waited for the first content): those
+ * chunks, as they came, then the rest from the reader.
+ */
+export interface HeldBody {
+  readonly prefix: readonly Uint8Array[];
+  readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+}
+
 export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamEvent[]> {
   terminal: ResponsesStreamEvent | null = null;
   usage: ResponsesUsage | null = null;
@@ -52,7 +61,7 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
   private unreadChars = 0;
 
   constructor(
-    private readonly body: ReadableStream<Uint8Array>,
+    private readonly body: ReadableStream<Uint8Array> | HeldBody,
     private readonly keepAliveMs: number,
     /** Set when Gantry enforces the output bound itself (the upstream refused `max_output_tokens`). */
     private readonly bound: OutputBound | null = null,
@@ -86,11 +95,19 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
 
   /** Yields batches of events as they arrive, or IDLE after each silent keep-alive interval. Throws on transport errors and malformed events. */
   async *read(): AsyncGenerator<UpstreamEvent[] | typeof IDLE> {
-    const reader = this.body.getReader();
+    const body = this.body;
+    const held = body instanceof ReadableStream ? null : body;
+    const reader = held ? held.reader : (body as ReadableStream<Uint8Array>).getReader();
+    let heldAt = held && held.prefix.length > 0 ? 0 : -1;
     const decoder = createSseDecoder(this.maxEventBytes);
     let pending: ReturnType<typeof reader.read> | null = null;
     try {
       for (;;) {
+        if (pending === null && heldAt >= 0) {
+          // Held chunks first: already read, so already settled (no wait, no keep-alive timer).
+          pending = Promise.resolve({ done: false as const, value: held!.prefix[heldAt++]! });
+          if (heldAt >= held!.prefix.length) heldAt = -1;
+        }
         pending ??= reader.read();
         const result = await this.next(pending);
         // The finished wait's resolver: the timer must find nothing to wake, and nothing should retain it.

@@ -47,6 +47,11 @@ export class UpstreamRefusal extends AppError {
   ) {
     super(code, message, options);
   }
+
+  /** The error code in the upstream's body (`insufficient_quota`, `rate_limit_exceeded`), for the pool's rules. */
+  upstreamCode: string | null = null;
+  /** The upstream reply's headers (its rate-limit reset headers decide a cooldown), when it answered. */
+  upstreamHeaders: Headers | null = null;
 }
 
 const DETAIL_MAX = 2000;
@@ -111,7 +116,14 @@ function token(v: string | null, re = TOKEN): string | null {
  *   'input[0]'" stay readable); a body that is not JSON gets a generic message.
  * What the upstream said goes to the log, under the request id.
  */
-export function mapUpstreamError(status: number, bodyText: string, retryAfter: string | null): UpstreamRefusal {
+export function mapUpstreamError(status: number, bodyText: string, retryAfter: string | null, headers: Headers | null = null): UpstreamRefusal {
+  const err = refusalOf(status, bodyText, retryAfter);
+  err.upstreamCode = parseUpstreamErrorBody(bodyText).code;
+  err.upstreamHeaders = headers;
+  return err;
+}
+
+function refusalOf(status: number, bodyText: string, retryAfter: string | null): UpstreamRefusal {
   const body = parseUpstreamErrorBody(bodyText);
   const detail = upstreamDetail(bodyText);
   if (status === 401 || status === 403) {

@@ -110,7 +110,7 @@ export class Upstream {
         } else {
           const text = await readBounded(res);
           // A refusal (4xx, the gateway's credential included) is the same answer however often it is asked.
-          if (!retryable) throw mapUpstreamError(res.status, text, res.headers.get("retry-after"));
+          if (!retryable) throw mapUpstreamError(res.status, text, res.headers.get("retry-after"), res.headers);
         }
       }
       attempt += 1;

@@ -11,11 +11,11 @@ import { RawJsonRelay, RawSseRelay } from "../../pipeline/raw-sink";
 
 /** Upstream reply headers a raw caller gets back (hop-by-hop and the upstream's own quota headers stay behind). */
 const PASSED_HEADERS = ["content-type", "retry-after", "openai-processing-ms", "openai-version"];
-export async function relayRaw(deps: Pick<GatewayDeps, "upstream" | "config" | "stalls">, call: ExchangeCall, text: string): Promise<Response> {
-  const reply = await deps.upstream.postResponses(text, call.settlement.upstreamAbort.signal, {
-    raw: true,
-    callerHeaders: call.request.headers,
-  });
+export async function relayRaw(deps: Pick<GatewayDeps, "upstreamPool" | "config" | "stalls">, call: ExchangeCall, text: string): Promise<Response> {
+  const pooled = await deps.upstreamPool.postRaw(text, call.settlement.upstreamAbort.signal, call.request.headers, call.model);
+  call.upstreamAccount = pooled.account.name;
+  call.settlement.onUpstreamClosed(pooled.release);
+  const reply = pooled.reply;
   call.upstreamTtfbMs = reply.ttfbMs;
   const upstream = reply.response;
   const headers = call.headers();

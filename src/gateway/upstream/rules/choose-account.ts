@@ -5,7 +5,7 @@
  * favours the less busy (weight / (1 + in flight)). Weight 0 drains an account: it is picked only when nothing else
  * in its tier is usable. When nothing is usable, `out` says why and when the soonest comes back.
  */
-import type { AccountHealth, FailureKind, UpstreamAccount } from "../pool-port";
+import type { FailureKind, PoolAccount, PoolHealth } from "./account-types";
 
 export type Availability =
   | { state: "usable" }
@@ -13,16 +13,16 @@ export type Availability =
   | { state: "probe" }
   | { state: "out"; untilMs: number | null; why: FailureKind | "busy" | "manual" };
 
-export function servesModel(account: UpstreamAccount, model: string): boolean {
+export function servesModel(account: PoolAccount, model: string): boolean {
   return account.models.includes("*") || account.models.includes(model) || Object.hasOwn(account.modelMap, model);
 }
 
 /** The model id this account is asked for. */
-export function upstreamModelOf(account: UpstreamAccount, model: string): string {
+export function upstreamModelOf(account: PoolAccount, model: string): string {
   return Object.hasOwn(account.modelMap, model) ? account.modelMap[model]! : model;
 }
 
-export function availabilityOf(account: UpstreamAccount, health: AccountHealth | undefined, model: string, nowMs: number): Availability {
+export function availabilityOf(account: PoolAccount, health: PoolHealth | undefined, model: string, nowMs: number): Availability {
   if (!health) return { state: "usable" };
   const why = (health.reason ?? "server_error") as FailureKind;
   const cooling = Math.max(health.coolingUntil ?? 0, health.modelCoolingUntil[model] ?? 0);
@@ -36,9 +36,9 @@ export function availabilityOf(account: UpstreamAccount, health: AccountHealth |
   return { state: "usable" };
 }
 
-export interface ChoiceInput {
-  accounts: readonly UpstreamAccount[];
-  health: ReadonlyMap<string, AccountHealth>;
+export interface ChoiceInput<A extends PoolAccount> {
+  accounts: readonly A[];
+  health: ReadonlyMap<string, PoolHealth>;
   model: string;
   nowMs: number;
   /** Accounts already tried in this call (each is tried at most once). */
@@ -58,11 +58,11 @@ export interface OutAccount {
   why: FailureKind | "busy" | "manual";
 }
 
-export type Choice = { account: UpstreamAccount; probe: boolean } | { account: null; out: OutAccount[] };
+export type Choice<A extends PoolAccount> = { account: A; probe: boolean } | { account: null; out: OutAccount[] };
 
-export function chooseAccount(input: ChoiceInput): Choice {
+export function chooseAccount<A extends PoolAccount>(input: ChoiceInput<A>): Choice<A> {
   const { accounts, health, model, nowMs, tried } = input;
-  const usable: Array<{ account: UpstreamAccount; probe: boolean; inFlight: number }> = [];
+  const usable: Array<{ account: A; probe: boolean; inFlight: number }> = [];
   const out: OutAccount[] = [];
   for (const account of accounts) {
     if (tried.has(account.name) || !servesModel(account, model)) continue;
@@ -101,7 +101,7 @@ export function chooseAccount(input: ChoiceInput): Choice {
  * the highest wins. The same key keeps its account while that account is usable, and when one leaves, only its keys
  * move.
  */
-export function rendezvous(accounts: readonly UpstreamAccount[], key: string): UpstreamAccount {
+export function rendezvous<A extends PoolAccount>(accounts: readonly A[], key: string): A {
   let best = accounts[0]!;
   let bestScore = -Infinity;
   for (const a of accounts) {

@@ -4,7 +4,7 @@
  * failures take it out until a probe succeeds, and when transient failures have been too many.
  * Nothing here disables an account for good: every way out has a way back.
  */
-import type { FailureKind } from "../pool-port";
+import type { FailureKind } from "./account-types";
 
 /** A rate limit that names no reset time still keeps the account out this long. */
 export const RATE_LIMIT_FLOOR_MS = 1000;
