@@ -31,11 +31,13 @@ export type Scenario =
   | { kind: "reasoning-call"; reasoning?: string; calls?: SimulatedCall[]; encrypted?: boolean; usage?: Partial<ResponsesUsage> }
   /** Text with XML-like tool markup, cut into small deltas so the tags straddle delta boundaries. */
   | { kind: "markup"; text: string; deltas?: number }
-  | { kind: "status"; status: 400 | 401 | 429 | 500 | 502 | 503; body?: unknown; headers?: Record<string, string> }
+  | { kind: "status"; status: 400 | 401 | 402 | 403 | 408 | 429 | 500 | 502 | 503; body?: unknown; headers?: Record<string, string> }
   /** Never answers; the request stays open until the client gives up or the server closes. */
   | { kind: "hang-before-headers" }
   /** Sends headers and the first N events, then goes silent with the connection open. */
   | { kind: "hang-mid-stream"; afterEvents: number }
+  /** Sends the first N events, then ends the stream cleanly (no terminal event). */
+  | { kind: "end-after"; afterEvents: number }
   /** Sends the first N events, then resets the TCP connection (client sees ECONNRESET, not a clean EOF). */
   | { kind: "reset-mid-stream"; afterEvents: number }
   /** After N events, a frame whose data is truncated JSON; then the rest of the stream, or a clean end. */
@@ -145,6 +147,9 @@ const DEFAULT_STATUS_BODIES: Record<number, unknown> = {
       code: "rate_limit_exceeded",
     },
   },
+  402: { error: { message: "Payment required.", type: "billing_error", param: null, code: "payment_required" } },
+  403: { error: { message: "Your organization is not allowed to use this model.", type: "invalid_request_error", param: null, code: "forbidden" } },
+  408: { error: { message: "Request timed out.", type: "timeout", param: null, code: null } },
   500: { error: { message: "An error occurred while processing your request.", type: "server_error", param: null, code: null } },
   // Load balancers in front of the upstream answer 502 with HTML, not JSON.
   502: "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n",
@@ -236,6 +241,8 @@ function stepsFor(s: Scenario, events: ResponsesStreamEvent[], frames: string[],
       return [...writes.slice(0, s.afterEvents), { op: "hang" }];
     case "reset-mid-stream":
       return [...writes.slice(0, s.afterEvents), { op: "reset" }];
+    case "end-after":
+      return writes.slice(0, s.afterEvents);
     case "linger":
       return [...writes, s.ms === undefined ? { op: "hang" } : { op: "pause", ms: s.ms }];
     case "huge-event": {
@@ -283,6 +290,28 @@ function statusResponse(s: Extract<Scenario, { kind: "status" }>): Response {
 
 function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+/**
+ * Several fake upstreams at once (the accounts of a pool), and the `[[upstreams]]` settings that name them
+ * `a`, `b`, … with the given priorities and weights.
+ */
+export async function startFakeUpstreams(
+  specs: Array<FakeUpstreamOptions & { priority?: number; weight?: number; models?: string[]; maxConcurrency?: number | null; modelMap?: Record<string, string> }>,
+): Promise<{ upstreams: FakeUpstream[]; accounts: Array<{ name: string; url: string; apiKey: string; keyInline: boolean; models: string[]; modelMap: Record<string, string>; priority: number; weight: number; maxConcurrency: number | null }>; close(): Promise<void> }> {
+  const upstreams = await Promise.all(specs.map((s) => startFakeUpstream(s)));
+  const accounts = specs.map((s, i) => ({
+    name: String.fromCharCode(97 + i),
+    url: upstreams[i]!.url,
+    apiKey: `upstream-key-${String.fromCharCode(97 + i)}-0123456789`,
+    keyInline: false,
+    models: ["*"],
+    modelMap: s.modelMap ?? {},
+    priority: s.priority ?? 1,
+    weight: s.weight ?? 1,
+    maxConcurrency: s.maxConcurrency ?? null,
+  }));
+  return { upstreams, accounts, close: async () => void (await Promise.all(upstreams.map((u) => u.close()))) };
 }
 
 export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
