@@ -37,7 +37,7 @@ describe("failover before the first content", () => {
   let close: () => Promise<void>;
   let key: string;
   beforeAll(async () => {
-    const f = await startFakeUpstreams([{ priority: 1 }, { priority: 2 }]);
+    const f = await startFakeUpstreams([{ priority: 1, lenient: true }, { priority: 2, lenient: true }]);
     up = f.upstreams;
     close = f.close;
     g = await startGantry({ now, captureLogs: true, config: { upstreams: f.accounts, upstreamKey: "", upstreamFirstByteTimeoutMs: 400 } });
@@ -113,6 +113,22 @@ describe("failover before the first content", () => {
     expect(events.at(-1).type).toBe("response.failed");
     expect(events.filter((e) => e.type === "response.created")).toHaveLength(1);
     expect(posts(up[1]!)).toBe(0);
+  });
+
+  test("raw passthrough fails over on the reply's status; with no account left the caller gets the last reply as it came", async () => {
+    const raw = (k: string) => fetch(`${g.url}/v1/responses`, authed(k, { model: "gpt-5.4", input: "hello pool", stream: true }, { "x-upstream-mode": "raw" }));
+    up[0]!.setScenario({ kind: "status", status: 503 });
+    let res = await raw(key);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("Echo: hello pool");
+    expect([posts(up[0]!), posts(up[1]!)]).toEqual([1, 1]);
+    await p.reset();
+    up[0]!.setScenario({ kind: "status", status: 500 });
+    up[1]!.setScenario({ kind: "status", status: 429, headers: { "retry-after": "9" } });
+    res = await raw(key);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("9");
+    expect((await res.json()).error.code).toBe("rate_limit_exceeded");
   });
 
   test("a 400 is the caller's: no failover", async () => {
