@@ -19,6 +19,7 @@ function response(keyId: string, over: Partial<StoredResponse> = {}): StoredResp
     keyId,
     previousId: null,
     model: "gpt-test",
+    account: null,
     createdAt: 1_000,
     expiresAt: 10_000,
     response: { id, object: "response", status: "completed", output: [{ id: `msg_${id}`, type: "message", role: "assistant", content: [{ type: "output_text", text: "hi" }] }] },
@@ -43,6 +44,20 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
         expect((await fx.repo.items("k2", [`msg_${r.id}`], 2_000)).size).toBe(0);
         expect((await fx.repo.items("k1", [`msg_${r.id}`], 10_000)).size).toBe(0);
         expect((await fx.repo.items("k1", [], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("the upstream account that produced a response is kept with it (null when not known)", async () => {
+      const fx = await make();
+      try {
+        const r = response("k1", { account: "primary" });
+        const unknown = response("k1");
+        await fx.repo.put(r);
+        await fx.repo.put(unknown);
+        expect((await fx.repo.get("k1", r.id, 2_000))?.account).toBe("primary");
+        expect((await fx.repo.get("k1", unknown.id, 2_000))?.account).toBeNull();
       } finally {
         await fx.close();
       }

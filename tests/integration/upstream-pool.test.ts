@@ -309,3 +309,64 @@ describe("/v1/models", () => {
     }
   });
 });
+
+describe("sticky routing", () => {
+  let g: Gantry;
+  let up: FakeUpstream[];
+  let close: () => Promise<void>;
+  let key: string;
+  beforeAll(async () => {
+    const f = await startFakeUpstreams([{}, {}]);
+    up = f.upstreams;
+    close = f.close;
+    g = await startGantry({ config: { upstreams: f.accounts, upstreamKey: "" } });
+    key = await g.createKey();
+  });
+  afterAll(async () => {
+    await g.stop();
+    await close();
+  });
+
+  const turn = async (extra: Record<string, unknown>) => {
+    const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "gpt-5.4", input: "next", store: true, tools: [{ type: "function", name: "lookup", parameters: { type: "object", properties: {} } }], ...extra }));
+    expect(res.status).toBe(200);
+    return (await res.json()) as { id: string; output: Array<{ type: string; encrypted_content?: string }> };
+  };
+  /** Which upstream got the last request, and what it got. */
+  const lastOf = () => {
+    const last = up.map((u, i) => ({ i, r: u.requests.filter((q) => q.path === "/v1/responses").at(-1) })).filter((x) => x.r);
+    return last;
+  };
+  const which = (before: number[]) => up.findIndex((u, i) => posts(u) > before[i]!);
+
+  test("a continuation goes back to the account that produced the response, whatever its prompt cache key; elsewhere only when that one is out, without its encrypted reasoning", async () => {
+    up.forEach((u) => u.setScenario({ kind: "reasoning-call", encrypted: true }));
+    let before = up.map(posts);
+    const first = await turn({ prompt_cache_key: "k-0" });
+    const home = which(before);
+    expect(first.output.some((it) => it.type === "reasoning" && it.encrypted_content)).toBe(true);
+    // A prompt cache key that, alone, would go to the other account.
+    let other = "";
+    for (let i = 1; i < 64 && !other; i++) {
+      before = up.map(posts);
+      await turn({ prompt_cache_key: `k-${i}` });
+      if (which(before) !== home) other = `k-${i}`;
+    }
+    expect(other).not.toBe("");
+    before = up.map(posts);
+    await turn({ previous_response_id: first.id, prompt_cache_key: other });
+    expect(which(before)).toBe(home);
+    const sentHome = up[home]!.requests.filter((q) => q.path === "/v1/responses").at(-1)!.body;
+    expect(sentHome.input.some((it: any) => it.type === "reasoning" && it.encrypted_content)).toBe(true);
+    // The home account cools: the continuation goes to the other, without the reasoning it could not read.
+    await g.deps.poolState.cool(g.deps.upstreamAccounts[home]!.name, null, Date.now() + 60_000, "rate_limited");
+    before = up.map(posts);
+    await turn({ previous_response_id: first.id, prompt_cache_key: other });
+    const away = which(before);
+    expect(away).not.toBe(home);
+    const sentAway = up[away]!.requests.filter((q) => q.path === "/v1/responses").at(-1)!.body;
+    expect(sentAway.input.some((it: any) => it.type === "reasoning" && it.encrypted_content)).toBe(false);
+    expect(sentAway.input.some((it: any) => it.type === "function_call")).toBe(true);
+    expect(lastOf().length).toBe(2);
+  });
+});

@@ -54,8 +54,11 @@ export interface DialectTurn {
    * dialect answers by itself (raw passthrough).
    */
   prepare(call: ExchangeCall): Promise<ResponsesRequest | Response>;
-  /** The account the request should go back to (the one that produced the response it continues), if any. */
-  pinnedAccount?(): string | null;
+  /**
+   * Where the request should go: the account that produced the response it continues, and whose encrypted reasoning
+   * its input carries (absent: anywhere).
+   */
+  routing?(): { pinned: string | null; encryptedOwners: ReadonlyMap<string, string | null> } | null;
   /** The upstream answered: the moment the dialect's reply is dated by (a chat completion's `created`). */
   upstreamAnswered?(call: ExchangeCall): void;
   /** The streaming sink: the upstream's events in the dialect's frames. */

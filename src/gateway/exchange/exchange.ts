@@ -39,7 +39,16 @@ export async function runExchange(deps: GatewayDeps, request: Request, dialect: 
     const wanted = await turn.prepare(call);
     if (wanted instanceof Response) return wanted;
     const intended = boundOutput(call.lease, normalizeResponsesRequest(withModel(wanted, call.model), deps.normalizeOptions, dialect.inputFrom));
-    const posted = await deps.upstreamPool.post({ model: call.model, request: intended, signal: settlement.upstreamAbort.signal, pinned: turn.pinnedAccount?.() ?? null, affinity: affinityOf(read.body, key.key.id), requestId: call.requestId });
+    const routing = turn.routing?.();
+    const posted = await deps.upstreamPool.post({
+      model: call.model,
+      request: intended,
+      signal: settlement.upstreamAbort.signal,
+      pinned: routing?.pinned,
+      encryptedOwners: routing?.encryptedOwners,
+      affinity: affinityOf(read.body, key.key.id),
+      requestId: call.requestId,
+    });
     call.upstreamAccount = posted.account.name;
     settlement.onUpstreamClosed(posted.release);
     call.upstreamTtfbMs = posted.reply.ttfbMs;

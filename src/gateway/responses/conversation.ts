@@ -17,6 +17,13 @@ export interface Conversation {
   /** This turn's items, references resolved, each with an id: what the stored response keeps. */
   newItems: JsonObject[];
   previousId: string | null;
+  /** The upstream account that produced the response continued (null: none, or not known). */
+  previousAccount: string | null;
+  /**
+   * The encrypted reasoning in the earlier turns, by its `encrypted_content`, and the account that produced it: only
+   * that account can read it, so a continuation sent elsewhere leaves those items out. Empty when there is none.
+   */
+  encryptedOwners: Map<string, string | null>;
 }
 
 /**
@@ -132,8 +139,14 @@ export async function buildConversation(
     }
     id = r.previousId;
   }
-  const history = earlier.reverse().flatMap((r) => [...r.inputItems, ...(Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [])]);
-  return { input: [...history, ...newItems], newItems, previousId };
+  const previousAccount = earlier[0]?.account ?? null;
+  const encryptedOwners = new Map<string, string | null>();
+  const history = earlier.reverse().flatMap((r) => {
+    const output = Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [];
+    for (const it of output) if (it && it.type === "reasoning" && typeof it.encrypted_content === "string") encryptedOwners.set(it.encrypted_content, r.account ?? null);
+    return [...r.inputItems, ...output];
+  });
+  return { input: [...history, ...newItems], newItems, previousId, previousAccount, encryptedOwners };
 }
 
 /**

@@ -74,6 +74,8 @@ export class ResponseKeeper {
     private readonly model: string,
     private readonly conversation: Conversation,
     private readonly keep: boolean,
+    /** The upstream account that served the call, once known: kept with the response. */
+    private readonly accountOf: () => string | null = () => null,
   ) {
     this.ids = new IdRewriter(conversation.previousId, keep);
     this.collector = keep ? new FinishedResponse() : null;
@@ -132,6 +134,7 @@ export class ResponseKeeper {
       keyId: this.keyId,
       previousId: this.conversation.previousId,
       model: this.model,
+      account: this.accountOf(),
       createdAt: keptAt(now),
       expiresAt: now + this.deps.config.storedResponsesDays * DAY_MS,
       response,

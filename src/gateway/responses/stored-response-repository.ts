@@ -17,6 +17,8 @@ export interface StoredResponse {
   keyId: string;
   previousId: string | null;
   model: string;
+  /** The upstream account that produced it (null: not known). */
+  account?: string | null;
   /** Epoch ms. */
   createdAt: number;
   expiresAt: number;

@@ -19,6 +19,7 @@ import type { AccountHealth, FailureKind, PoolEvents, PoolStateStore, UpstreamAc
 import type { FailureKind as RulesFailureKind, PoolAccount, PoolHealth } from "./rules/account-types";
 import { postResponses, type PostedRequest } from "./post-responses";
 import { allOutReply, chooseAccount, upstreamModelOf, type OutAccount } from "./rules/choose-account";
+import { withoutForeignReasoning } from "./rules/foreign-reasoning";
 import { classifyFailure, consequenceOf, PROBE_TTL_MS, resetDeadline, WINDOW_COOL_MS, WINDOW_MS, windowTripped, type AttemptFailure } from "./rules/cooldown";
 import type { ParameterQuirks } from "./unsupported-params";
 import type { Upstream, UpstreamReply } from "./upstream";
@@ -48,6 +49,8 @@ export interface PoolRequest {
   pinned?: string | null;
   /** The prompt_cache_key, else the API key's id: the same key prefers the same account. */
   affinity?: string | null;
+  /** Encrypted reasoning in the input, by its content, and the account that produced it (left out elsewhere). */
+  encryptedOwners?: ReadonlyMap<string, string | null> | null;
   /** For the log lines. */
   requestId?: string;
 }
@@ -154,7 +157,9 @@ export class UpstreamPool {
       void state.adjustInFlight(name, -1);
     };
     const upstreamModel = upstreamModelOf(account, req.model);
-    const request = upstreamModel === req.request.model ? req.request : { ...req.request, model: upstreamModel };
+    let request = upstreamModel === req.request.model ? req.request : { ...req.request, model: upstreamModel };
+    // A pool of one has no other account to have produced what the input carries.
+    if (req.encryptedOwners && this.single === null) request = withoutForeignReasoning(request, name, req.encryptedOwners);
     let posted: PostedRequest;
     try {
       posted = await postResponses({ upstream: this.deps.clientOf(account), quirks: this.deps.quirks }, upstreamModel, request, req.signal);

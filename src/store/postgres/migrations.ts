@@ -318,6 +318,11 @@ const V12 = `
   ALTER TABLE usage_ledger ADD COLUMN account TEXT;
 `;
 
+/** 13: the upstream account that produced each kept response (as SQLite's migration 19). */
+const V13 = `
+  ALTER TABLE stored_responses ADD COLUMN account TEXT;
+`;
+
 /** Forward only: a shipped entry is never edited, changes go into new ones. */
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
 export const SCHEMA_VERSION = MIGRATIONS.length;

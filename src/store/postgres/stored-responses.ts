@@ -71,6 +71,7 @@ export class PostgresStoredResponses implements StoredResponseRepository {
         key_id: r.keyId,
         previous_id: r.previousId,
         model: r.model,
+        account: r.account ?? null,
         created_at: r.createdAt,
         expires_at: r.expiresAt,
         response,

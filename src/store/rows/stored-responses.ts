@@ -8,6 +8,7 @@ export function storedResponseFromRow(row: Row, c: ColumnCodec): StoredResponse 
     keyId: row.key_id as string,
     previousId: row.previous_id as string | null,
     model: row.model as string,
+    account: (row.account as string | null | undefined) ?? null,
     createdAt: c.num(row.created_at),
     expiresAt: c.num(row.expires_at),
     response: JSON.parse(row.response as string),

@@ -49,8 +49,8 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   private writeBatch(puts: Put[]): void {
     const batch = puts.map((p) => p.r);
     const insert = this.db.query(
-      `INSERT INTO stored_responses (id, key_id, previous_id, model, created_at, expires_at, response, input_items, input_count, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO stored_responses (id, key_id, previous_id, model, account, created_at, expires_at, response, input_items, input_count, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertItem = this.db.query("INSERT INTO stored_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)");
     // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
@@ -63,7 +63,7 @@ export class SqliteStoredResponses implements StoredResponseRepository {
         for (const r of batch) {
           const response = JSON.stringify(r.response);
           const inputs = r.inputItems.map((item) => JSON.stringify(item));
-          insert.run(r.id, r.keyId, r.previousId, r.model, r.createdAt, r.expiresAt, response, "[]", inputs.length, response.length + listLength(inputs));
+          insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, "[]", inputs.length, response.length + listLength(inputs));
           // Every item one row: read by position for the input list, by id for item_reference.
           for (const row of itemRowsOf(r, inputs)) insertItem.run(r.id, row.position, row.itemId, row.item);
         }

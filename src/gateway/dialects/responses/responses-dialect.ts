@@ -8,7 +8,7 @@ import { boundRawText } from "../../limits/rules/output-bounds";
 import { rawTextWithModel } from "../../translate/model-aliases";
 import type { GatewayDeps } from "../../gateway-deps";
 import type { JsonObject, ResponsesRequest } from "../../wire/responses-types";
-import { buildConversation } from "../../responses/conversation";
+import { buildConversation, type Conversation } from "../../responses/conversation";
 import { ResponseKeeper } from "../../responses/response-keeper";
 import { relayRaw } from "./raw-relay";
 import { ResponsesSink } from "./responses-sink";
@@ -28,6 +28,7 @@ export const responsesDialect: Dialect = {
     const stream = optionalBoolean(body, "stream") === true;
     const maxTokens = optionalCount(body, "max_output_tokens");
     let keeper: ResponseKeeper | null = null;
+    let conversation: Conversation | null = null;
     return {
       maxTokens,
       maxTokensParam: "max_output_tokens",
@@ -40,8 +41,10 @@ export const responsesDialect: Dialect = {
         }
         const kept = await keeperFor(deps, call, body, bytes);
         keeper = kept?.keeper ?? null;
+        conversation = kept?.conversation ?? null;
         return (kept ? continued(body, kept.input) : body) as ResponsesRequest;
       },
+      routing: () => (conversation?.previousId ? { pinned: conversation.previousAccount, encryptedOwners: conversation.encryptedOwners } : null),
       sink: (source, toolNames, call) => new ResponsesSink(call, source, toolNames, keeper),
       keep() {
         const k = keeper;
@@ -56,7 +59,7 @@ export const responsesDialect: Dialect = {
  * Keeping responses for the caller: needed when the request continues one (`previous_response_id`, `item_reference`)
  * or is to be kept (`store` not false, and keeping is on). Otherwise null: the request goes as it came, at no cost.
  */
-async function keeperFor(deps: GatewayDeps, call: ExchangeCall, body: JsonObject, bodyBytes: number): Promise<{ keeper: ResponseKeeper; input: JsonObject[] } | null> {
+async function keeperFor(deps: GatewayDeps, call: ExchangeCall, body: JsonObject, bodyBytes: number): Promise<{ keeper: ResponseKeeper; input: JsonObject[]; conversation: Conversation } | null> {
   const keep = deps.config.storedResponsesDays > 0 && body.store !== false;
   const continues =
     (typeof body.previous_response_id === "string" && body.previous_response_id !== "") ||
@@ -64,7 +67,7 @@ async function keeperFor(deps: GatewayDeps, call: ExchangeCall, body: JsonObject
   if (!keep && !continues) return null;
   const keyId = call.lease!.key.key.id;
   const conversation = await buildConversation(deps.responses, keyId, body, deps.now(), { maxBytes: deps.config.maxBodyBytes, bodyBytes, maxItems: deps.config.maxInputItems });
-  return { keeper: new ResponseKeeper(deps, keyId, call.model, conversation, keep), input: conversation.input };
+  return { keeper: new ResponseKeeper(deps, keyId, call.model, conversation, keep, () => call.upstreamAccount), input: conversation.input, conversation };
 }
 
 /** The request with the whole conversation as its input, and no `previous_response_id` (the upstream refuses it). */
