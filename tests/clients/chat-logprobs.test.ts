@@ -5,22 +5,25 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
+import { startPoolOfTwo, type FakeUpstream } from "../support/fake-upstream";
 import { startGantry, type Gantry } from "../support/harness";
 
 let upstream: FakeUpstream;
+/** Every test runs through a pool of two whose first account always fails before content. */
+let pool: Awaited<ReturnType<typeof startPoolOfTwo>>;
 let g: Gantry;
 let client: OpenAI;
 const TEXT = "one two three four";
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ scenario: { kind: "text", text: TEXT, deltas: 4 } });
-  g = await startGantry({ config: { upstreamUrl: upstream.url } });
+  pool = await startPoolOfTwo({ scenario: { kind: "text", text: TEXT, deltas: 4 } });
+  upstream = pool.upstream;
+  g = await startGantry({ config: pool.config });
   client = new OpenAI({ apiKey: await g.createKey(), baseURL: `${g.url}/v1`, maxRetries: 0 });
 });
 afterAll(async () => {
   await g.stop();
-  await upstream.close();
+  await pool.close();
 });
 
 const lastUpstreamBody = () => upstream.requests.filter((r) => r.path.endsWith("/responses")).at(-1)!.body;

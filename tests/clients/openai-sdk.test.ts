@@ -7,10 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { APIError, AuthenticationError, RateLimitError } from "openai";
 import { createSimulatedUpstream } from "../../src/gateway/simulator/simulated-upstream";
-import { startFakeUpstream, type FakeUpstream, type Scenario } from "../support/fake-upstream";
+import { startPoolOfTwo, type FakeUpstream, type Scenario } from "../support/fake-upstream";
 import { startGantry, type Gantry } from "../support/harness";
 
 let upstream: FakeUpstream;
+/** Every test runs through a pool of two whose first account always fails before content. */
+let pool: Awaited<ReturnType<typeof startPoolOfTwo>>;
 let g: Gantry;
 let client: OpenAI;
 
@@ -19,8 +21,9 @@ let demo: Gantry;
 let demoClient: OpenAI;
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  g = await startGantry({ config: { upstreamUrl: upstream.url } });
+  pool = await startPoolOfTwo();
+  upstream = pool.upstream;
+  g = await startGantry({ config: pool.config });
   client = sdk(g, await g.createKey());
   simulator = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createSimulatedUpstream({ deltaDelayMs: 0 }) });
   demo = await startGantry({ config: { upstreamUrl: `http://127.0.0.1:${simulator.port}/v1` } });
@@ -29,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await g.stop();
   await demo.stop();
-  await upstream.close();
+  await pool.close();
   await simulator.stop(true);
 });
 
@@ -462,4 +465,8 @@ describe("SDK errors", () => {
       });
     });
   }
+});
+
+test("the pool's first account failed every call it was given before content, and the SDK never saw one of them", () => {
+  expect(pool.failing.requests.filter((r) => r.path === "/v1/responses").length).toBeGreaterThan(0);
 });

@@ -10,10 +10,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, stepCountIs, streamText, tool, type ModelMessage } from "ai";
 import { z } from "zod";
-import { startFakeUpstream, type FakeUpstream, type Scenario } from "../support/fake-upstream";
+import { startPoolOfTwo, type FakeUpstream, type Scenario } from "../support/fake-upstream";
 import { startGantry, type Gantry } from "../support/harness";
 
 let upstream: FakeUpstream;
+/** Every test runs through a pool of two whose first account always fails before content. */
+let pool: Awaited<ReturnType<typeof startPoolOfTwo>>;
 let g: Gantry;
 let apiKey: string;
 
@@ -40,13 +42,14 @@ function lastUpstreamInput(): string[] {
 }
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ fixedIds: true, scenario: weatherThenEcho });
-  g = await startGantry({ config: { upstreamUrl: upstream.url } });
+  pool = await startPoolOfTwo({ fixedIds: true, scenario: weatherThenEcho });
+  upstream = pool.upstream;
+  g = await startGantry({ config: pool.config });
   apiKey = await g.createKey();
 });
 afterAll(async () => {
   await g.stop();
-  await upstream.close();
+  await pool.close();
 });
 
 const weather = tool({

@@ -520,3 +520,21 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     },
   };
 }
+
+/**
+ * A pool of two for the client tests: `upstream` (account `b`) answers as configured; `failing` (account `a`, tried
+ * first) fails every request before its first content (response.created, then an `error` event), so each call either
+ * fails over from it or, once it is taken out, goes straight to `b`. What a client sees must not change.
+ */
+export async function startPoolOfTwo(opts: FakeUpstreamOptions = {}): Promise<{
+  upstream: FakeUpstream;
+  failing: FakeUpstream;
+  config: { upstreams: Awaited<ReturnType<typeof startFakeUpstreams>>["accounts"]; upstreamKey: string };
+  close(): Promise<void>;
+}> {
+  const f = await startFakeUpstreams([
+    { priority: 1, scenario: { kind: "error-event", nested: true, code: "server_error", terminal: false } },
+    { ...opts, priority: 2 },
+  ]);
+  return { upstream: f.upstreams[1]!, failing: f.upstreams[0]!, config: { upstreams: f.accounts, upstreamKey: "" }, close: f.close };
+}

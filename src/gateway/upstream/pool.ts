@@ -95,7 +95,8 @@ export class UpstreamPool {
       if (r.ok) return r.reply;
       throw r.error;
     }
-    return this.failover(req.signal, req.model, req.pinned ?? null, req.affinity ?? null, (account, probe) => this.attempt(account, req, probe, true));
+    // The last account left is not held: what it says, an in-band failure included, is the caller's answer.
+    return this.failover(req.signal, req.model, req.pinned ?? null, req.affinity ?? null, (account, probe, more) => this.attempt(account, req, probe, more));
   }
 
   /** Raw passthrough: the body goes as written; fails over on the reply's status only (the stream is not held). */
@@ -125,19 +126,28 @@ export class UpstreamPool {
   }
 
   /** The failover loop: choose, try, and on an account's failure choose again among the accounts not tried yet. */
-  private async failover<T>(signal: AbortSignal, model: string, pinned: string | null, affinity: string | null, attempt: (account: UpstreamAccount, probe: boolean) => Promise<Attempt<T>>): Promise<T> {
+  private async failover<T>(
+    signal: AbortSignal,
+    model: string,
+    pinned: string | null,
+    affinity: string | null,
+    /** `more`: another account could take over if this one fails. */
+    attempt: (account: UpstreamAccount, probe: boolean, more: boolean) => Promise<Attempt<T>>,
+  ): Promise<T> {
     const tried = new Set<string>();
     let last: { error: unknown; kind: FailureKind | null; account: string } | null = null;
     for (;;) {
       const health = await this.deps.state.read(this.names);
-      const choice = chooseAccount({ accounts: this.accounts, health, model, nowMs: this.deps.now(), tried, pinned, affinity, random: this.random() });
+      const nowMs = this.deps.now();
+      const choice = chooseAccount({ accounts: this.accounts, health, model, nowMs, tried, pinned, affinity, random: this.random() });
       if (!choice.account) throw await this.allOut(model, choice.out, tried, last);
       const account = choice.account;
       tried.add(account.name);
       // Another call claimed the probe: this account waits, the call goes on with the others.
       if (choice.probe && !(await this.deps.state.claimProbe(account.name, PROBE_TTL_MS))) continue;
       if (last) this.deps.events.failover(last.account);
-      const r = await attempt(account, choice.probe);
+      const more = chooseAccount({ accounts: this.accounts, health, model, nowMs, tried, random: 0 }).account !== null;
+      const r = await attempt(account, choice.probe, more);
       if (r.ok) return r.reply;
       // The caller's own doing (a 400) or the caller gone: no other account would change it.
       if (r.kind === null || signal.aborted) throw r.error;
