@@ -286,6 +286,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     log,
     now,
     maxEventBytes: config.maxUpstreamEventBytes,
+    holdQuietMs: config.keepAliveSeconds * 1000,
   });
   return {
     config,

@@ -370,3 +370,25 @@ describe("sticky routing", () => {
     expect(lastOf().length).toBe(2);
   });
 });
+
+describe("a slow first token", () => {
+  test("an account silent for a keep-alive interval before its first content keeps the call: the caller gets its headers and the opening events", async () => {
+    const f = await startFakeUpstreams([{ priority: 1, scenario: { kind: "hang-mid-stream", afterEvents: 2 } }, { priority: 2 }]);
+    const g = await startGantry({ config: { upstreams: f.accounts, upstreamKey: "", keepAliveSeconds: 1 } });
+    const abort = new AbortController();
+    try {
+      const key = await g.createKey();
+      const res = await fetch(`${g.url}/v1/responses`, { ...authed(key, { model: "gpt-5.4", input: "hello", stream: true, store: false }), signal: abort.signal });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      let text = "";
+      while (!text.includes("response.in_progress")) text += new TextDecoder().decode((await reader.read()).value);
+      expect(text).toContain("response.created");
+      expect(posts(f.upstreams[1]!)).toBe(0);
+    } finally {
+      abort.abort();
+      await g.stop();
+      await f.close();
+    }
+  });
+});

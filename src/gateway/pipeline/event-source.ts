@@ -32,6 +32,8 @@ const BATCH_BYTES = 16 * 1024;
 export interface HeldBody {
   readonly prefix: readonly Uint8Array[];
   readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  /** A read already under way when the stream was handed on: its result comes after the prefix. */
+  readonly pending?: ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>;
 }
 
 export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamEvent[]> {
@@ -99,6 +101,7 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
     const held = body instanceof ReadableStream ? null : body;
     const reader = held ? held.reader : (body as ReadableStream<Uint8Array>).getReader();
     let heldAt = held && held.prefix.length > 0 ? 0 : -1;
+    let heldRead = held?.pending ?? null;
     const decoder = createSseDecoder(this.maxEventBytes);
     let pending: ReturnType<typeof reader.read> | null = null;
     try {
@@ -107,6 +110,9 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
           // Held chunks first: already read, so already settled (no wait, no keep-alive timer).
           pending = Promise.resolve({ done: false as const, value: held!.prefix[heldAt++]! });
           if (heldAt >= held!.prefix.length) heldAt = -1;
+        } else if (pending === null && heldRead !== null) {
+          pending = heldRead;
+          heldRead = null;
         }
         pending ??= reader.read();
         const result = await this.next(pending);

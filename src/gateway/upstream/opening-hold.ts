@@ -14,7 +14,11 @@ export type HoldOutcome =
   /** Failed before content: the stream is cancelled; `cut` when it ended or broke without saying why. */
   | { committed: false; inBand: "error" | "cut"; code: string | null; message: string };
 
-export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventBytes: number): Promise<HoldOutcome> {
+/**
+ * `quietMs`: an upstream silent this long before its first content commits the call anyway (the caller then gets its
+ * headers and keep-alives, as without a pool; a slow first token is not a failure).
+ */
+export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventBytes: number, quietMs: number): Promise<HoldOutcome> {
   const reader = body.getReader();
   const decoder = createSseDecoder(maxEventBytes);
   const prefix: Uint8Array[] = [];
@@ -26,10 +30,18 @@ export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventByte
   };
   for (;;) {
     let chunk: Awaited<ReturnType<typeof reader.read>>;
+    const read = reader.read();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const quiet = new Promise<"quiet">((resolve) => (timer = setTimeout(resolve, quietMs, "quiet")));
     try {
-      chunk = await reader.read();
+      const first = await Promise.race([read, quiet]);
+      // Still waiting for the first content: the call stays with this account, the read under way goes with it.
+      if (first === "quiet") return { committed: true, body: { prefix, reader, pending: read } };
+      chunk = first;
     } catch (err) {
       return fail("cut", null, `the stream broke before any content: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(timer);
     }
     if (chunk.done) return fail("cut", null, "the stream ended before any content");
     prefix.push(chunk.value);

@@ -38,6 +38,8 @@ export interface PoolDeps {
   random?: () => number;
   /** The largest upstream event read (GANTRY_MAX_UPSTREAM_EVENT_BYTES), for the opening hold's decoder. */
   maxEventBytes: number;
+  /** Silence before the first content that commits a call to its account anyway (the keep-alive interval). */
+  holdQuietMs: number;
 }
 
 export interface PoolRequest {
@@ -182,7 +184,7 @@ export class UpstreamPool {
     events.firstByte(name, posted.reply.ttfbMs);
     let body: ReadableStream<Uint8Array> | HeldBody = posted.reply.response.body!;
     if (hold) {
-      const held = await holdOpening(posted.reply.response.body!, this.deps.maxEventBytes);
+      const held = await holdOpening(posted.reply.response.body!, this.deps.maxEventBytes, this.deps.holdQuietMs);
       if (!held.committed) {
         release();
         const error = new AppError("upstream_error", `The upstream failed before any content: ${held.message}`, { rawCode: "upstream_error" });
