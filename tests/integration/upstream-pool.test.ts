@@ -392,3 +392,26 @@ describe("a slow first token", () => {
     }
   });
 });
+
+describe("account limits and model maps", () => {
+  test("an account at its max_concurrency is skipped while it is full; its model map names the model it is sent", async () => {
+    const f = await startFakeUpstreams([{ priority: 1, maxConcurrency: 1, modelMap: { "gpt-5.4": "gpt-5.4-2026-03" } }, { priority: 2 }]);
+    const g = await startGantry({ config: { upstreams: f.accounts, upstreamKey: "" } });
+    try {
+      const key = await g.createKey();
+      f.upstreams[0]!.setScenario({ kind: "slow", delayMs: 150, deltas: 3 });
+      const first = ask(g, key);
+      await pollUntil(() => f.upstreams[0]!.open, (n) => n === 1, { what: "a's one stream" });
+      const second = await ask(g, key);
+      expect(second.status).toBe(200);
+      await second.text();
+      expect(posts(f.upstreams[1]!)).toBe(1);
+      await (await first).text();
+      expect(f.upstreams[0]!.requests.find((r) => r.path === "/v1/responses")!.body.model).toBe("gpt-5.4-2026-03");
+      expect(f.upstreams[1]!.requests.find((r) => r.path === "/v1/responses")!.body.model).toBe("gpt-5.4");
+    } finally {
+      await g.stop();
+      await f.close();
+    }
+  });
+});
