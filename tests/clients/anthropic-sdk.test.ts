@@ -5,21 +5,24 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic, { AuthenticationError, BadRequestError, PermissionDeniedError, RateLimitError, InternalServerError } from "@anthropic-ai/sdk";
-import { startFakeUpstream, type FakeUpstream, type Scenario } from "../support/fake-upstream";
+import { startPoolOfTwo, type FakeUpstream, type Scenario } from "../support/fake-upstream";
 import { startGantry, type Gantry } from "../support/harness";
 
 let upstream: FakeUpstream;
+/** Every test runs through a pool of two whose first account always fails before content. */
+let pool: Awaited<ReturnType<typeof startPoolOfTwo>>;
 let g: Gantry;
 let client: Anthropic;
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  g = await startGantry({ config: { upstreamUrl: upstream.url } });
+  pool = await startPoolOfTwo();
+  upstream = pool.upstream;
+  g = await startGantry({ config: pool.config });
   client = sdk(await g.createKey());
 });
 afterAll(async () => {
   await g.stop();
-  await upstream.close();
+  await pool.close();
 });
 
 function sdk(apiKey: string): Anthropic {
@@ -54,7 +57,7 @@ describe("@anthropic-ai/sdk through Gantry", () => {
     expect(message.stop_reason).toBe("end_turn");
     expect(message.usage.input_tokens).toBe(9);
     expect(message.usage.output_tokens).toBe(3);
-    expect(upstream.requests.at(-1)!.headers.authorization).toBe("Bearer upstream-secret-key");
+    expect(upstream.requests.at(-1)!.headers.authorization).toBe(`Bearer ${pool.config.upstreams[1]!.apiKey}`);
   });
 
   test("messages.create with stream: true, iterated", async () => {

@@ -22,7 +22,7 @@ function pool(g: () => Gantry, ups: () => FakeUpstream[]) {
         u.setScenario();
         u.requests.length = 0;
       }
-      for (const a of g().deps.upstreamAccounts) await g().deps.poolState.enable(a.name);
+      for (const a of g().deps.accounts) await g().deps.poolState.enable(a.name);
     },
   };
 }
@@ -359,7 +359,7 @@ describe("sticky routing", () => {
     const sentHome = up[home]!.requests.filter((q) => q.path === "/v1/responses").at(-1)!.body;
     expect(sentHome.input.some((it: any) => it.type === "reasoning" && it.encrypted_content)).toBe(true);
     // The home account cools: the continuation goes to the other, without the reasoning it could not read.
-    await g.deps.poolState.cool(g.deps.upstreamAccounts[home]!.name, null, Date.now() + 60_000, "rate_limited");
+    await g.deps.poolState.cool(g.deps.accounts[home]!.name, null, Date.now() + 60_000, "rate_limited");
     before = up.map(posts);
     await turn({ previous_response_id: first.id, prompt_cache_key: other });
     const away = which(before);
