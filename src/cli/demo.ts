@@ -22,7 +22,7 @@ export const demoEntry: Command = {
 releases, announcements, clients and gateway traffic. Without --data-dir the data goes to a new temporary
 directory that is removed when the demo stops; with --data-dir it is kept (and the next run reuses it).`,
   // The demo sets the upstream itself.
-  settings: SERVER_SETTINGS.filter((f) => f !== "upstream-url" && f !== "upstream-key"),
+  settings: SERVER_SETTINGS.filter((f) => f !== "upstream-url" && f !== "upstream-key" && f !== "upstreams"),
   run: ({ values }) => demo(values),
 };
 
@@ -105,6 +105,8 @@ async function demo(values: ParsedArgs["values"]): Promise<number> {
   const upstream = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: createSimulatedUpstream() });
   flags["upstream-url"] = `http://127.0.0.1:${upstream.port}/v1`;
   flags["upstream-key"] = "demo-upstream-key";
+  // Accounts in the data dir's gantry.toml would clash with the simulated one: the demo has its single upstream.
+  flags.upstreams = "[]";
   const config = configFrom(flags);
   // The demo is read by a person: short text lines unless JSON was asked for.
   if (config.logFormat === "auto") config.logFormat = "text";
