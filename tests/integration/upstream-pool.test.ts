@@ -198,6 +198,24 @@ describe("cooldowns", () => {
     expect(posts(up[0]!)).toBe(3);
   });
 
+  test("a rate limit that names the model cools the account for that model only", async () => {
+    up[0]!.setScenario((body) =>
+      body.model === "gpt-5.4"
+        ? { kind: "status", status: 429, headers: { "retry-after": "30" }, body: { error: { message: "Rate limit reached for gpt-5.4 in organization org-x on requests per min.", type: "requests", code: "rate_limit_exceeded", param: null } } }
+        : { kind: "text", text: "mini from a" },
+    );
+    await okFrom(await ask(g, key));
+    expect([posts(up[0]!), posts(up[1]!)]).toEqual([1, 1]);
+    const mini = await ask(g, key, { model: "gpt-5.4-mini" });
+    expect(mini.status).toBe(200);
+    expect(await mini.text()).toContain("mini from a");
+    await okFrom(await ask(g, key));
+    expect([posts(up[0]!), posts(up[1]!)]).toEqual([2, 2]);
+    const health = (await g.deps.poolState.read(["a"])).get("a")!;
+    expect(health.coolingUntil).toBeNull();
+    expect(Object.keys(health.modelCoolingUntil)).toEqual(["gpt-5.4"]);
+  });
+
   test("every account cooling for its rate limit: 429 with Retry-After the soonest return, without asking upstream again", async () => {
     up[0]!.setScenario({ kind: "status", status: 429, headers: { "retry-after": "20" } });
     up[1]!.setScenario({ kind: "status", status: 429, headers: { "retry-after-ms": "7000" } });
