@@ -5,21 +5,24 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic, { AuthenticationError } from "@anthropic-ai/sdk";
-import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
+import { startPoolOfTwo, type FakeUpstream } from "../support/fake-upstream";
 import { startGantry, type Gantry } from "../support/harness";
 
 let upstream: FakeUpstream;
+/** Every test runs through a pool of two whose first account always fails before content. */
+let pool: Awaited<ReturnType<typeof startPoolOfTwo>>;
 let g: Gantry;
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ models: ["gpt-5.4", "gpt-5.2", "gpt-5-mini"] });
+  pool = await startPoolOfTwo({ models: ["gpt-5.4", "gpt-5.2", "gpt-5-mini"] });
+  upstream = pool.upstream;
   g = await startGantry({
-    config: { upstreamUrl: upstream.url, modelAliases: { "claude-opus-4-6": "gpt-5.4", "claude-sonnet-4-5": "gpt-5.2", "claude-haiku-*": "gpt-5-mini" } },
+    config: { ...pool.config, modelAliases: { "claude-opus-4-6": "gpt-5.4", "claude-sonnet-4-5": "gpt-5.2", "claude-haiku-*": "gpt-5-mini" } },
   });
 });
 afterAll(async () => {
   await g.stop();
-  await upstream.close();
+  await pool.close();
 });
 
 const sdk = (apiKey: string) => new Anthropic({ baseURL: g.url, apiKey, maxRetries: 0 });

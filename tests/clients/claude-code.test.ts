@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeUpstream, type FakeUpstream, type Scenario } from "../support/fake-upstream";
+import { startPoolOfTwo, type FakeUpstream, type Scenario } from "../support/fake-upstream";
 import { startGantry, type Gantry } from "../support/harness";
 import { pollUntil } from "../support/poll";
 import { displayPrefix } from "../../src/secrets";
@@ -24,16 +24,19 @@ if (!present) console.warn(`claude-code.test.ts: skipped, ${CLAUDE} is absent (n
 const RUN_TIMEOUT_MS = 90_000;
 
 let upstream: FakeUpstream;
+/** Every test runs through a pool of two whose first account always fails before content. */
+let pool: Awaited<ReturnType<typeof startPoolOfTwo>>;
 let g: Gantry;
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  g = await startGantry({ config: { upstreamUrl: upstream.url, modelAliases: { "claude-*": "gpt-5.4" } } });
+  pool = await startPoolOfTwo();
+  upstream = pool.upstream;
+  g = await startGantry({ config: { ...pool.config, modelAliases: { "claude-*": "gpt-5.4" } } });
 });
 afterAll(async () => {
   await g.stop();
-  await upstream.close();
+  await pool.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 

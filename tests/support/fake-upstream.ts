@@ -533,7 +533,8 @@ export async function startPoolOfTwo(opts: FakeUpstreamOptions = {}): Promise<{
   close(): Promise<void>;
 }> {
   const f = await startFakeUpstreams([
-    { priority: 1, scenario: { kind: "error-event", nested: true, code: "server_error", terminal: false } },
+    // The same model list as the other: the pool's list is the union of both.
+    { priority: 1, models: opts.models, scenario: { kind: "error-event", nested: true, code: "server_error", terminal: false } },
     { ...opts, priority: 2 },
   ]);
   return { upstream: f.upstreams[1]!, failing: f.upstreams[0]!, config: { upstreams: f.accounts, upstreamKey: "" }, close: f.close };
