@@ -16,8 +16,11 @@ export const WINDOW_MIN_REQUESTS = 5;
 export const WINDOW_FAILURE_RATIO = 0.5;
 /** An account over the window's threshold rests this long, then one probe request decides. */
 export const WINDOW_COOL_MS = 30_000;
-/** A probe whose request never ends frees its claim after this long. */
-export const PROBE_TTL_MS = 60_000;
+/**
+ * A probe's claim lasts this long: a probe that never reaches its first content (or is refused as the caller's
+ * fault) lets the next one through after it; a failed probe's own rest is no shorter.
+ */
+export const PROBE_TTL_MS = 30_000;
 
 /** One failure of an attempt, as the pool observed it. */
 export interface AttemptFailure {
