@@ -433,3 +433,26 @@ describe("account limits and model maps", () => {
     }
   });
 });
+
+describe("a caller that leaves while the opening is held", () => {
+  test("the held upstream stream is closed, nothing fails over, the account's in-flight count comes back and the call is settled 499", async () => {
+    const f = await startFakeUpstreams([{ priority: 1, scenario: { kind: "hang-mid-stream", afterEvents: 2 } }, { priority: 2 }]);
+    const g = await startGantry({ config: { upstreams: f.accounts, upstreamKey: "", keepAliveSeconds: 600 } });
+    try {
+      const key = await g.createKey();
+      const abort = new AbortController();
+      const res = fetch(`${g.url}/v1/responses`, { ...authed(key, { model: "gpt-5.4", input: "hello", stream: true, store: false }), signal: abort.signal }).catch(() => null);
+      await pollUntil(() => f.upstreams[0]!.written, (n) => n >= 2, { what: "a's opening events sent" });
+      abort.abort();
+      await res;
+      await pollUntil(() => f.upstreams[0]!.open, (n) => n === 0, { what: "a's stream closed" });
+      await pollUntil(async () => (await g.deps.poolState.read(["a"])).get("a")!.inFlight, (n) => n === 0, { what: "a's in-flight back to 0" });
+      const rows = await pollUntil(() => g.query("SELECT status, error_code FROM usage_ledger"), (r) => r.length > 0);
+      expect(rows.value).toEqual([{ status: 499, error_code: "client_closed" }]);
+      expect(posts(f.upstreams[1]!)).toBe(0);
+    } finally {
+      await g.stop();
+      await f.close();
+    }
+  });
+});
