@@ -161,13 +161,7 @@ export class UpstreamPool {
     const { state, events } = this.deps;
     const name = account.name;
     events.attempt(name);
-    void state.adjustInFlight(name, 1);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      void state.adjustInFlight(name, -1);
-    };
+    const release = holdInFlight(state, name);
     const upstreamModel = upstreamModelOf(account, req.model);
     let request = upstreamModel === req.request.model ? req.request : { ...req.request, model: upstreamModel };
     // A pool of one has no other account to have produced what the input carries.
@@ -210,13 +204,7 @@ export class UpstreamPool {
     const { state, events } = this.deps;
     const name = account.name;
     events.attempt(name);
-    void state.adjustInFlight(name, 1);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      void state.adjustInFlight(name, -1);
-    };
+    const release = holdInFlight(state, name);
     let reply: UpstreamReply;
     try {
       reply = await this.deps.clientOf(account).postResponses(text, signal, { raw: true, callerHeaders });
@@ -346,3 +334,14 @@ function failureOfError(err: unknown): AttemptFailure {
 // The port's types must fit the rules' (declared apart so the pure rules import nothing outside their folder).
 type Fits<A extends B, B> = A;
 export type PortFitsRules = [Fits<UpstreamAccount, PoolAccount>, Fits<AccountHealth, PoolHealth>, Fits<FailureKind, RulesFailureKind>, Fits<RulesFailureKind, FailureKind>];
+
+/** Counts one more stream on the account; the function returned counts it off, once however often it is called. */
+function holdInFlight(state: PoolStateStore, name: string): () => void {
+  void state.adjustInFlight(name, 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    void state.adjustInFlight(name, -1);
+  };
+}

@@ -6,6 +6,7 @@
  * Plain GET/SET/DEL on a client of its own: no MULTI on a shared connection.
  */
 import { RedisClient } from "bun";
+import { RedisScripts } from "./redis-scripts";
 import { DEFAULT_SESSIONS, type AdminSession, type AdminSessionStore, type SessionOptions } from "../../admin/admin-session-store";
 import { randomToken, sha256Hex } from "../../secrets";
 
@@ -23,19 +24,15 @@ export class RedisAdminSessions implements AdminSessionStore {
     options: Partial<SessionOptions> = {},
   ) {
     this.client = new RedisClient(url, { enableOfflineQueue: false, connectionTimeout: 2000, autoReconnect: true, maxRetries: 3 });
+    this.connection = new RedisScripts(this.client);
     this.options = { ...DEFAULT_SESSIONS, ...options };
   }
 
-  private connecting: Promise<void> | null = null;
+  private readonly connection: RedisScripts;
 
   /** Fails fast while Redis is down (no offline queue); connects again on the next call after it is back. */
   private async send(command: string, args: string[]): Promise<unknown> {
-    if (!this.client.connected) {
-      this.connecting ??= this.client.connect().finally(() => {
-        this.connecting = null;
-      });
-      await this.connecting;
-    }
+    await this.connection.connected();
     return this.client.send(command, args);
   }
 

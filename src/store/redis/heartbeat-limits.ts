@@ -9,6 +9,7 @@
  * answers.
  */
 import { RedisClient } from "bun";
+import { RedisScripts } from "./redis-scripts";
 import { HOUR_MS, MINUTE_MS, clientIdHash, type HeartbeatAdmission, type HeartbeatLimitSettings, type HeartbeatLimitStore } from "../../site/heartbeats/heartbeat-limit-store";
 
 /** KEYS: minute counter, hour id set. ARGV: per minute, clients per hour, id hash, minute ttl ms, hour ttl ms. */
@@ -32,8 +33,7 @@ const ADMITTED: HeartbeatAdmission = { ok: true };
 
 export class RedisHeartbeatLimits implements HeartbeatLimitStore {
   private readonly client: RedisClient;
-  private sha: string | null = null;
-  private connecting: Promise<void> | null = null;
+  private readonly scripts: RedisScripts;
   private down = false;
 
   constructor(
@@ -45,6 +45,7 @@ export class RedisHeartbeatLimits implements HeartbeatLimitStore {
   ) {
     // No offline queue: while Redis is down, commands fail at once (and the fallback answers) instead of waiting.
     this.client = new RedisClient(url, { enableOfflineQueue: false, connectionTimeout: 2000, autoReconnect: true, maxRetries: 3 });
+    this.scripts = new RedisScripts(this.client);
   }
 
   async admit(addressKey: string, clientId: string, now: number): Promise<HeartbeatAdmission> {
@@ -81,22 +82,8 @@ export class RedisHeartbeatLimits implements HeartbeatLimitStore {
     return ADMITTED;
   }
 
-  /** Runs the script by its SHA, loading it on first use or after a Redis restart (NOSCRIPT). */
-  private async script(keys: string[], args: string[]): Promise<unknown> {
-    if (!this.client.connected) {
-      this.connecting ??= this.client.connect().finally(() => {
-        this.connecting = null;
-      });
-      await this.connecting;
-    }
-    this.sha ??= (await this.client.send("SCRIPT", ["LOAD", ADMIT_HEARTBEAT])) as string;
-    try {
-      return await this.client.send("EVALSHA", [this.sha, String(keys.length), ...keys, ...args]);
-    } catch (err) {
-      if (!String((err as Error).message).includes("NOSCRIPT")) throw err;
-      this.sha = null;
-      return this.script(keys, args);
-    }
+  private script(keys: string[], args: string[]): Promise<unknown> {
+    return this.scripts.run(ADMIT_HEARTBEAT, keys, args);
   }
 
   close(): void {

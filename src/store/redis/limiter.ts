@@ -24,6 +24,7 @@ import { RedisClient } from "bun";
 import { AppError } from "../../errors";
 import { DAY_MS, type AdmitOptions, type AdmitResult, type KeyLimits, type LimiterHistory, type LimitCode, type LimiterStore, type RecordedUsage, type Reservation } from "../../gateway/limits/limiter-store";
 import { randomToken } from "../../secrets";
+import { RedisScripts } from "./redis-scripts";
 import { ADMIT, FORGET, INSTANCES, REREGISTER, RENEW, SETTLE } from "./limiter-scripts";
 import { redisConnectError } from "./connect-errors";
 import { RedisInstanceRegistry } from "./instance-registry";
@@ -72,7 +73,7 @@ const CONNECT_TIMEOUT_MS = 2000;
 export class RedisLimiter implements LimiterStore {
   private readonly client: RedisClient;
   private readonly url: string;
-  private readonly shas = new Map<string, string>();
+  private readonly scripts: RedisScripts;
   private readonly leases = new Map<string, LocalLease[]>();
   private inFlightTotal = 0;
   private readonly leaseMs: number;
@@ -85,7 +86,6 @@ export class RedisLimiter implements LimiterStore {
   /** Usage settled by the fallback that Redis has not been told yet. */
   private backlog: { keyId: string; tokens: number; cost: number }[] = [];
   private renewTimer: ReturnType<typeof setInterval> | null = null;
-  private connecting: Promise<void> | null = null;
   /** Keys this instance has admitted for (forget() considers only those). */
   private readonly known = new Set<string>();
   private readonly history: LimiterHistory | null;
@@ -96,6 +96,7 @@ export class RedisLimiter implements LimiterStore {
     // No offline queue: while Redis is down, commands fail at once instead of waiting forever.
     this.client = new RedisClient(url, { enableOfflineQueue: false, connectionTimeout: CONNECT_TIMEOUT_MS, autoReconnect: true, maxRetries: 3 });
     this.url = url;
+    this.scripts = new RedisScripts(this.client);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.stateTtlMs = options.stateTtlMs ?? DEFAULT_STATE_TTL_MS;
     this.reportError = options.onError ?? (() => {});
@@ -119,11 +120,11 @@ export class RedisLimiter implements LimiterStore {
   /** Connects; resolves once Redis answers (a server start fails early on a wrong URL). */
   async start(): Promise<void> {
     // The driver says "connection closed" for every failed connect, a wrong password included: say which it was.
-    await this.ensureConnected().catch(async (err) => {
+    await this.scripts.connected().catch(async (err) => {
       throw await redisConnectError(this.url, err, CONNECT_TIMEOUT_MS);
     });
     // Loaded up front, so a settlement's script is never still loading when the next admission is sent.
-    for (const source of [ADMIT, SETTLE, RENEW, REREGISTER, FORGET, INSTANCES]) this.shas.set(source, (await this.client.send("SCRIPT", ["LOAD", source])) as string);
+    for (const source of [ADMIT, SETTLE, RENEW, REREGISTER, FORGET, INSTANCES]) await this.scripts.load(source);
     await this.registry.register();
   }
 
@@ -161,29 +162,8 @@ export class RedisLimiter implements LimiterStore {
     return this.registry.count();
   }
 
-  private ensureConnected(): Promise<void> {
-    if (this.client.connected) return Promise.resolve();
-    this.connecting ??= this.client.connect().finally(() => {
-      this.connecting = null;
-    });
-    return this.connecting;
-  }
-
-  /** Runs a script by its SHA, loading it on first use or after a Redis restart (NOSCRIPT). */
-  private async script(source: string, keys: string[], args: string[]): Promise<unknown> {
-    await this.ensureConnected();
-    let sha = this.shas.get(source);
-    if (!sha) {
-      sha = (await this.client.send("SCRIPT", ["LOAD", source])) as string;
-      this.shas.set(source, sha);
-    }
-    try {
-      return await this.client.send("EVALSHA", [sha, String(keys.length), ...keys, ...args]);
-    } catch (err) {
-      if (!String((err as Error).message).includes("NOSCRIPT")) throw err;
-      this.shas.delete(source);
-      return this.script(source, keys, args);
-    }
+  private script(source: string, keys: string[], args: string[]): Promise<unknown> {
+    return this.scripts.run(source, keys, args);
   }
 
   private keys(keyId: string): string[] {

@@ -21,6 +21,7 @@
 import { RedisClient } from "bun";
 import type { AccountHealth, PoolStateStore } from "../../gateway/upstream/pool-port";
 import { randomToken } from "../../secrets";
+import { RedisScripts } from "./redis-scripts";
 import { COOL, DISABLE, LEAVE, OUTCOME, PREFIX, READ, RENEW, SET_IN_FLIGHT } from "./pool-state-scripts";
 
 export interface RedisPoolStateOptions {
@@ -48,8 +49,7 @@ const windowKey = (name: string) => `${PREFIX}w:${name}`;
 
 export class RedisPoolState implements PoolStateStore {
   private readonly client: RedisClient;
-  private readonly shas = new Map<string, string>();
-  private connecting: Promise<void> | null = null;
+  private readonly scripts: RedisScripts;
   private readonly instanceId = randomToken(12);
   private readonly ownKey = `${PREFIX}i:${this.instanceId}`;
   private readonly leaseMs: number;
@@ -67,6 +67,7 @@ export class RedisPoolState implements PoolStateStore {
   ) {
     // No offline queue: while Redis is down, commands fail at once (and the fallback answers) instead of waiting.
     this.client = new RedisClient(url, { enableOfflineQueue: false, connectionTimeout: CONNECT_TIMEOUT_MS, autoReconnect: true, maxRetries: 3 });
+    this.scripts = new RedisScripts(this.client);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.now = options.now ?? Date.now;
     this.fallback = options.fallback();
@@ -202,33 +203,12 @@ export class RedisPoolState implements PoolStateStore {
     this.options.onRecover?.();
   }
 
-  private async connected(): Promise<void> {
-    if (this.client.connected) return;
-    this.connecting ??= this.client.connect().finally(() => {
-      this.connecting = null;
-    });
-    await this.connecting;
-  }
-
   private async command(name: string, args: string[]): Promise<unknown> {
-    await this.connected();
+    await this.scripts.connected();
     return this.client.send(name, args);
   }
 
-  /** Runs a script by its SHA, loading it on first use or after a Redis restart (NOSCRIPT). */
-  private async script(source: string, keys: string[], args: string[]): Promise<unknown> {
-    await this.connected();
-    let sha = this.shas.get(source);
-    if (!sha) {
-      sha = (await this.client.send("SCRIPT", ["LOAD", source])) as string;
-      this.shas.set(source, sha);
-    }
-    try {
-      return await this.client.send("EVALSHA", [sha, String(keys.length), ...keys, ...args]);
-    } catch (err) {
-      if (!String((err as Error).message).includes("NOSCRIPT")) throw err;
-      this.shas.delete(source);
-      return this.script(source, keys, args);
-    }
+  private script(source: string, keys: string[], args: string[]): Promise<unknown> {
+    return this.scripts.run(source, keys, args);
   }
 }
