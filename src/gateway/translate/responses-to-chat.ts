@@ -3,9 +3,8 @@
  * the upstream stream first (collect.ts), because the upstream's own terminal `output` can be empty.
  */
 
+import { requireFinished } from "./require-finished";
 import { chatLogprobs, type ChatLogprob } from "./logprobs";
-import { AppError } from "../../errors";
-import { mapStreamFailure } from "../wire/failure";
 import type { ResponseObject, ResponsesUsage } from "../wire/responses-types";
 import type { ChatCompletion, ChatCompletionMessage, ChatFinishReason, ChatToolCall, ChatUsage } from "./chat-types";
 
@@ -13,19 +12,7 @@ export function responsesToChat(
   response: ResponseObject,
   opts: { id: string; created: number; model: string },
 ): ChatCompletion {
-  // A failed or unfinished response must never reach a chat client as a normal `stop`.
-  if (response.status === "failed") {
-    // The same status a failure seen in the stream gets: caller faults (context_length_exceeded, …) are a 400,
-    // upstream rate limits a 429, the rest a 502.
-    // Strings only: the error is the upstream's JSON, and new Error({"toString": 0}) would throw a TypeError.
-    const err = response.error as Record<string, unknown> | null | undefined;
-    const code = typeof err?.code === "string" && err.code !== "" ? err.code : "upstream_error";
-    const message = typeof err?.message === "string" && err.message !== "" ? err.message : "The upstream response failed.";
-    throw mapStreamFailure(code, message);
-  }
-  if (response.status !== "completed" && response.status !== "incomplete") {
-    throw new AppError("upstream_error", `The upstream response did not finish (status ${JSON.stringify(response.status)}).`);
-  }
+  requireFinished(response);
 
   const text: string[] = [];
   // Present only when the upstream sent them (the caller asked with logprobs: true).

@@ -4,8 +4,7 @@
  * thinking (when asked for), message text as text blocks, function calls as tool_use blocks; a stop sequence cuts the
  * text and drops what follows it.
  */
-import { AppError } from "../../../errors";
-import { mapStreamFailure } from "../../wire/failure";
+import { requireFinished } from "../require-finished";
 import type { ResponseObject } from "../../wire/responses-types";
 import type { MessagesContentBlock, MessagesMessage } from "./messages-types";
 import { StopSequenceCutter } from "./stop-sequences";
@@ -20,15 +19,7 @@ export interface MessagesReplyOptions {
 }
 
 export function responsesToMessages(response: ResponseObject, opts: MessagesReplyOptions): MessagesMessage {
-  if (response.status === "failed") {
-    const err = response.error as Record<string, unknown> | null | undefined;
-    const code = typeof err?.code === "string" && err.code !== "" ? err.code : "upstream_error";
-    const message = typeof err?.message === "string" && err.message !== "" ? err.message : "The upstream response failed.";
-    throw mapStreamFailure(code, message);
-  }
-  if (response.status !== "completed" && response.status !== "incomplete") {
-    throw new AppError("upstream_error", `The upstream response did not finish (status ${JSON.stringify(response.status)}).`);
-  }
+  requireFinished(response);
   const content: MessagesContentBlock[] = [];
   let stopped: string | null = null;
   let sawToolUse = false;
