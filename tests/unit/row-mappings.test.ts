@@ -56,10 +56,13 @@ describe("row mappings shared by the SQLite and PostgreSQL repositories", () => 
   });
 
   test("stored_responses", () => {
-    const row = { id: "resp_1", key_id: "key_1", previous_id: null, model: "m", created_at: 1, expires_at: 9, response: '{"id":"resp_1"}', input_items: "[]", bytes: 30 };
+    const row = { id: "resp_1", key_id: "key_1", previous_id: null, model: "m", account: "primary", created_at: 1, expires_at: 9, response: '{"id":"resp_1"}', input_items: "[]", bytes: 30 };
     const r = storedResponseFromRow(row, sqliteColumns);
-    expect(r).toEqual({ id: "resp_1", keyId: "key_1", previousId: null, model: "m", createdAt: 1, expiresAt: 9, response: { id: "resp_1" }, inputItems: [], bytes: 30 });
+    expect(r).toEqual({ id: "resp_1", keyId: "key_1", previousId: null, model: "m", account: "primary", createdAt: 1, expiresAt: 9, response: { id: "resp_1" }, inputItems: [], bytes: 30 });
     expect(storedResponseFromRow(asPostgres(row, []), postgresColumns)).toEqual(r);
+    // Rows kept before accounts were recorded (and by a single upstream) name none.
+    const { account: _, ...older } = row;
+    expect(storedResponseFromRow(older, sqliteColumns).account).toBeNull();
   });
 
   test("a lease in meta: held only by another live owner before its expiry", () => {
