@@ -49,7 +49,11 @@ if (unavailable) {
 
   storedResponsesConformance("PostgreSQL", async () => {
     const p = await pair();
-    return { repo: new PostgresStoredResponses(p.mine), close: p.close };
+    return {
+      repo: new PostgresStoredResponses(p.mine),
+      itemRows: async () => Number((await p.mine`SELECT count(*) AS n FROM stored_items`)[0].n),
+      close: p.close,
+    };
   });
 
   refusedParamsConformance("PostgreSQL", async () => {

@@ -9,5 +9,9 @@ const tempDir = tempDirs();
 
 storedResponsesConformance("SQLite", async () => {
   const db = openDatabase(join(tempDir("stored"), "gantry.db"));
-  return { repo: new SqliteStoredResponses(db), close: () => db.close() };
+  return {
+    repo: new SqliteStoredResponses(db),
+    itemRows: async () => (db.query("SELECT count(*) AS n FROM stored_items").get() as { n: number }).n,
+    close: () => db.close(),
+  };
 });

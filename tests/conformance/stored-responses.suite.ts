@@ -5,9 +5,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { StoredResponse, StoredResponseRepository } from "../../src/gateway/responses/stored-response-repository";
+import { outputItemId } from "../../src/gateway/responses/output-item-ids";
 
 export interface StoredResponsesFixture {
   repo: StoredResponseRepository;
+  /** How many item rows the backend holds (stored_items): what keeping writes besides the response's own row. */
+  itemRows(): Promise<number>;
   close(): Promise<void> | void;
 }
 
@@ -195,6 +198,40 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
         await fx.repo.delete("k1", first.id);
         expect((await fx.repo.items("k1", [original.id], 2_000)).get(original.id)).toEqual(changed);
         expect((await fx.repo.items("k2", [original.id], 2_000)).size).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("output items whose ids name their response are found in its output, without a row of their own", async () => {
+      const fx = await make();
+      try {
+        // A response id as Gantry mints them (12 hex digits of time, 20 random), its output items named after it.
+        const id = `resp_${Date.now().toString(16).padStart(12, "0")}${(++n).toString(16).padStart(20, "0")}`;
+        const reasoning = { id: outputItemId(id, "rs", 0), type: "reasoning", summary: [] };
+        const message = { id: outputItemId(id, "msg", 1), type: "message", role: "assistant", content: [{ type: "output_text", text: "h\u00e9" }] };
+        const foreign = { id: "msg_upstream_kept_as_is", type: "message", role: "assistant", content: [] };
+        const r = response("k1", { id, response: { id, object: "response", status: "completed", output: [reasoning, message, foreign] } });
+        await fx.repo.put(r);
+        // The input item's row and the row of the output item whose id does not name the response: no more.
+        expect(await fx.itemRows()).toBe(2);
+        const found = await fx.repo.items("k1", [reasoning.id, message.id, foreign.id, outputItemId(id, "msg", 7)], 2_000);
+        expect(Object.fromEntries(found)).toEqual({ [reasoning.id]: reasoning, [message.id]: message, [foreign.id]: foreign });
+        const sizes = await fx.repo.itemSizes("k1", [message.id, message.id, reasoning.id], 2_000);
+        expect(Object.fromEntries(sizes)).toEqual({ [message.id]: Buffer.byteLength(JSON.stringify(message)), [reasoning.id]: Buffer.byteLength(JSON.stringify(reasoning)) });
+        expect((await fx.repo.items("k2", [message.id], 2_000)).size).toBe(0);
+        expect((await fx.repo.itemSizes("k1", [message.id], 10_000)).size).toBe(0);
+        expect(await fx.repo.get("k1", id, 2_000)).toEqual({ ...r, bytes: JSON.stringify(r.response).length + JSON.stringify(r.inputItems).length });
+
+        // Sent back in a later turn: the response that made it wins while it lives, then the replay is found by its row.
+        const changed = { ...message, content: [{ type: "output_text", text: "changed" }] };
+        const later = response("k1", { createdAt: 1_001, inputItems: [changed] });
+        await fx.repo.put(later);
+        expect((await fx.repo.items("k1", [message.id], 2_000)).get(message.id)).toEqual(message);
+        await fx.repo.delete("k1", id);
+        expect((await fx.repo.items("k1", [message.id, reasoning.id], 2_000)).get(message.id)).toEqual(changed);
+        expect((await fx.repo.itemSizes("k1", [message.id, reasoning.id], 2_000)).get(message.id)).toBe(Buffer.byteLength(JSON.stringify(changed)));
+        expect((await fx.repo.items("k1", [reasoning.id], 2_000)).size).toBe(0);
       } finally {
         await fx.close();
       }

@@ -7,10 +7,14 @@ import type { JsonObject, OutputItem, ResponseObject, ResponsesStreamEvent } fro
 import { TERMINAL_EVENT_TYPES } from "../wire/responses-types";
 import type { Conversation } from "./conversation";
 import { IdRewriter } from "./id-rewriter";
-import type { UnreadEvent } from "../wire/stream-event";
+import { OBJECT_BEARING_TYPES, type UnreadEvent } from "../wire/stream-event";
+import { idInEventText, type IdInText } from "./event-id-text";
 import type { StoredResponseRepository } from "./stored-response-repository";
 
 const DAY_MS = 86_400_000;
+
+/** What textIds says of an event that introduces no id (a delta, a part event). */
+export const NO_ID = "no id";
 
 export interface KeeperDeps {
   responses: StoredResponseRepository;
@@ -24,18 +28,41 @@ export interface KeeperDeps {
  * looked at: every finished item arrives whole in its `done` event.
  */
 class FinishedResponse {
-  private items: OutputItem[] = [];
+  /**
+   * The `output_item.done` events, parsed or still text, in order: read only when the terminal event comes without
+   * the output (rarely), so the ones forwarded as text are not parsed for it.
+   */
+  private done: Array<() => ResponsesStreamEvent> = [];
   private final: JsonObject | null = null;
   /** The terminal event's JSON as the caller got it (Gantry's ids in it). */
   finalJson: string | null = null;
 
   see(ev: ResponsesStreamEvent): void {
-    if (ev.type === "response.output_item.done" && ev.item && typeof ev.item === "object") {
-      const at = typeof ev.output_index === "number" && ev.output_index >= 0 && ev.output_index < 10_000 ? ev.output_index : this.items.length;
-      this.items[at] = ev.item as OutputItem;
-    } else if (TERMINAL_EVENT_TYPES.has(ev.type) && ev.response && typeof ev.response === "object") {
+    if (ev.type === "response.output_item.done") this.done.push(() => ev);
+    else if (TERMINAL_EVENT_TYPES.has(ev.type) && ev.response && typeof ev.response === "object") {
       this.final ??= ev.response as JsonObject;
     }
+  }
+
+  /** An event forwarded as its text (not parsed). */
+  seeText(e: UnreadEvent): void {
+    if (e.type === "response.output_item.done") this.done.push(() => e.ev);
+  }
+
+  private items(): OutputItem[] {
+    const items: OutputItem[] = [];
+    for (const read of this.done) {
+      let ev: ResponsesStreamEvent;
+      try {
+        ev = read();
+      } catch {
+        continue; // forwarded as text, and not JSON after all: no item to keep from it
+      }
+      if (!ev.item || typeof ev.item !== "object") continue;
+      const at = typeof ev.output_index === "number" && ev.output_index >= 0 && ev.output_index < 10_000 ? ev.output_index : items.length;
+      items[at] = ev.item as OutputItem;
+    }
+    return items;
   }
 
   get ended(): boolean {
@@ -50,7 +77,7 @@ class FinishedResponse {
   /** The response with the upstream's ids, its output from the items when the terminal event had none. */
   result(): ResponseObject {
     const final = this.final!;
-    return { ...final, output: this.whole ? final.output : this.items.filter(Boolean) } as unknown as ResponseObject;
+    return { ...final, output: this.whole ? final.output : this.items().filter(Boolean) } as unknown as ResponseObject;
   }
 }
 
@@ -95,10 +122,28 @@ export class ResponseKeeper {
   }
 
   /**
-   * An unread event's text as the caller must see it (Gantry's item id), parsed only when its id is not found as
-   * text. For deltas and part events, whose one id is `item_id`, not for the response's own events.
+   * Whether an unread event can go out as text, and the id it introduces: null when it must be read (parsed). Deltas
+   * and part events can (they introduce none: `NO_ID`); one that carries the response or an item can when its one
+   * id is found in its text.
    */
-  rewriteDelta(e: UnreadEvent): string {
+  textIds(e: UnreadEvent): IdInText | typeof NO_ID | null {
+    if (!OBJECT_BEARING_TYPES.has(e.type)) return NO_ID;
+    return idInEventText(e.data, e.type === "response.created" || e.type === "response.in_progress");
+  }
+
+  /** An unread event's text as the caller must see it (Gantry's ids), `found` what textIds said of it. */
+  rewriteText(e: UnreadEvent, found: IdInText | typeof NO_ID): string {
+    if (found === NO_ID) return this.rewriteDelta(e);
+    this.ids.learnText(found);
+    this.collector?.seeText(e);
+    return this.ids.apply(e.data, found.response);
+  }
+
+  /**
+   * A delta's or part event's text as the caller must see it (Gantry's item id), parsed only when its id is not
+   * found as text: their one id is `item_id`.
+   */
+  private rewriteDelta(e: UnreadEvent): string {
     return this.ids.applyToDeltaText(e.data) ?? this.ids.applyToEvent(e.ev, e.data);
   }
 

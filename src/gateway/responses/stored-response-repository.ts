@@ -8,6 +8,10 @@
  * is rebuilt by walking `previousId` back.
  */
 import type { JsonObject } from "../wire/responses-types";
+import { responseOfItem } from "./output-item-ids";
+
+/** Which response an output item id names (null for other ids): backends find such items in its output. */
+export { responseOfItem };
 
 export type { JsonObject };
 
@@ -93,9 +97,11 @@ export interface StoredResponseRepository {
 
 /**
  * A stored response's items as rows, one each: its input items at positions 0 to n-1 (every one, read back in
- * order and a page at a time), then its output items that have an id at n + their index in the output (kept so
- * `item_reference` finds them). One row serves both lookups: by position for the input list, by id for references.
- * `itemId` is null for an item without a string id (never found by reference).
+ * order and a page at a time), then those of its output items that have an id not naming this response, at n +
+ * their index in the output (kept so `item_reference` finds them). One row serves both lookups: by position for the
+ * input list, by id for references. `itemId` is null for an item without a string id (never found by reference).
+ * The output items Gantry named (output-item-ids.ts, all of them in the usual case) have no row: a reference finds
+ * them in the response's output.
  */
 export interface ItemRow {
   position: number;
@@ -108,7 +114,7 @@ export function itemRowsOf(r: StoredResponse, inputTexts: readonly string[]): It
   const output = Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [];
   output.forEach((it, i) => {
     const id = itemIdOf(it);
-    if (id !== null) rows.push({ position: inputTexts.length + i, itemId: id, item: JSON.stringify(it) });
+    if (id !== null && responseOfItem(id) !== r.id) rows.push({ position: inputTexts.length + i, itemId: id, item: JSON.stringify(it) });
   });
   return rows;
 }

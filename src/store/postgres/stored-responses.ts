@@ -17,7 +17,7 @@ import {
 import { num } from "./db";
 import { GroupCommit } from "../../state/group-commit";
 import type { Row } from "../rows/codec";
-import { storedResponseFromRow } from "../rows/stored-responses";
+import { itemsByResponse, outputItemsIn, storedResponseFromRow, type NamedItem } from "../rows/stored-responses";
 import { postgresColumns } from "./columns";
 
 const fromRow = (r: Row) => storedResponseFromRow(r, postgresColumns);
@@ -136,10 +136,28 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   async items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>> {
     const out = new Map<string, JsonObject>();
     if (ids.length === 0) return out;
-    const rows = await this.sql`SELECT x.item_id, x.item FROM unnest(${[...new Set(ids)]}::text[]) AS q(id), LATERAL (
+    const named = await this.namedItems(keyId, ids, now);
+    for (const [id, found] of named) out.set(id, found.item);
+    const rest = [...new Set(ids)].filter((id) => !named.has(id));
+    if (rest.length === 0) return out;
+    const rows = await this.sql`SELECT x.item_id, x.item FROM unnest(${rest}::text[]) AS q(id), LATERAL (
       SELECT i.item_id, i.item FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
       WHERE i.item_id = q.id AND r.key_id = ${keyId} AND r.expires_at > ${now} ORDER BY i.response_id, i.position LIMIT 1) x`;
     for (const row of rows) out.set(row.item_id, JSON.parse(row.item));
+    return out;
+  }
+
+  /**
+   * The items among `ids` that name a live response of the key and are in its output: no row of their own. An id
+   * not found there (an older id, a caller's, its response gone) is looked for in the rows.
+   */
+  private async namedItems(keyId: string, ids: readonly string[], now: number): Promise<Map<string, NamedItem>> {
+    const out = new Map<string, NamedItem>();
+    const byResponse = itemsByResponse(ids);
+    if (byResponse.size === 0) return out;
+    const rows = await this.sql`SELECT id, response FROM stored_responses
+      WHERE id IN ${this.sql([...byResponse.keys()])} AND key_id = ${keyId} AND expires_at > ${now}`;
+    for (const row of rows) outputItemsIn(row.response, byResponse.get(row.id)!, out);
     return out;
   }
 
@@ -147,7 +165,11 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   async itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (ids.length === 0) return out;
-    const rows = await this.sql`SELECT x.item_id, x.bytes FROM unnest(${[...new Set(ids)]}::text[]) AS q(id), LATERAL (
+    const named = await this.namedItems(keyId, ids, now);
+    for (const [id, found] of named) out.set(id, found.bytes);
+    const rest = [...new Set(ids)].filter((id) => !named.has(id));
+    if (rest.length === 0) return out;
+    const rows = await this.sql`SELECT x.item_id, x.bytes FROM unnest(${rest}::text[]) AS q(id), LATERAL (
       SELECT i.item_id, octet_length(i.item) AS bytes FROM stored_items i JOIN stored_responses r ON r.id = i.response_id
       WHERE i.item_id = q.id AND r.key_id = ${keyId} AND r.expires_at > ${now} ORDER BY i.response_id, i.position LIMIT 1) x`;
     for (const row of rows) out.set(row.item_id, num(row.bytes));

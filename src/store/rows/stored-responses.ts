@@ -1,5 +1,5 @@
-/** The stored_responses row ↔ StoredResponse, for every backend (each keeps its own SQL). */
-import type { StoredResponse } from "../../gateway/responses/stored-response-repository";
+/** The stored_responses row ↔ StoredResponse, and output items found in it, for every backend (each keeps its own SQL). */
+import { responseOfItem, type JsonObject, type StoredResponse } from "../../gateway/responses/stored-response-repository";
 import type { ColumnCodec, Row } from "./codec";
 
 export function storedResponseFromRow(row: Row, c: ColumnCodec): StoredResponse {
@@ -15,4 +15,42 @@ export function storedResponseFromRow(row: Row, c: ColumnCodec): StoredResponse 
     inputItems: JSON.parse(row.input_items as string),
     bytes: c.num(row.bytes),
   };
+}
+
+/** An output item found in its response's stored JSON, with the UTF-8 size of its JSON text (as a row's would be). */
+export interface NamedItem {
+  item: JsonObject;
+  bytes: number;
+}
+
+/**
+ * The ids among these that name their response (gateway/responses/output-item-ids.ts), by that response: each
+ * response is read once, however many of its items are named.
+ */
+export function itemsByResponse(ids: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const id of new Set(ids)) {
+    const response = responseOfItem(id);
+    if (response === null) continue;
+    const list = out.get(response);
+    if (list) list.push(id);
+    else out.set(response, [id]);
+  }
+  return out;
+}
+
+/**
+ * The output items with these ids in a response's stored JSON text, the first of each id in the output (as the
+ * earliest row would be): how an item Gantry named is found without a row of its own.
+ */
+export function outputItemsIn(responseText: string, ids: readonly string[], into: Map<string, NamedItem>): void {
+  const output = (JSON.parse(responseText) as JsonObject).output;
+  if (!Array.isArray(output)) return;
+  const wanted = new Set(ids);
+  for (const item of output as JsonObject[]) {
+    const id = item !== null && typeof item === "object" ? item.id : undefined;
+    if (typeof id !== "string" || !wanted.has(id)) continue;
+    wanted.delete(id);
+    into.set(id, { item, bytes: Buffer.byteLength(JSON.stringify(item)) });
+  }
 }

@@ -16,7 +16,7 @@ import {
 } from "../../gateway/responses/stored-response-repository";
 import { GroupCommit } from "../../state/group-commit";
 import type { Row } from "../rows/codec";
-import { storedResponseFromRow } from "../rows/stored-responses";
+import { itemsByResponse, outputItemsIn, storedResponseFromRow, type NamedItem } from "../rows/stored-responses";
 import { sqliteColumns } from "./columns";
 
 const fromRow = (r: Row) => storedResponseFromRow(r, sqliteColumns);
@@ -136,9 +136,15 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   }
 
   async items(keyId: string, ids: readonly string[], now: number): Promise<Map<string, JsonObject>> {
+    const named = this.namedItems(keyId, ids, now);
     const out = new Map<string, JsonObject>();
     const find = this.db.query(`SELECT i.item FROM ${EARLIEST_LIVE}`);
     for (const id of new Set(ids)) {
+      const found = named.get(id);
+      if (found) {
+        out.set(id, found.item);
+        continue;
+      }
       const row = find.get(id, keyId, now) as { item: string } | null;
       if (row) out.set(id, JSON.parse(row.item));
     }
@@ -146,12 +152,32 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   }
 
   async itemSizes(keyId: string, ids: readonly string[], now: number): Promise<Map<string, number>> {
+    const named = this.namedItems(keyId, ids, now);
     const out = new Map<string, number>();
     // octet_length reads the size from the record, not the text.
     const find = this.db.query(`SELECT octet_length(i.item) AS bytes FROM ${EARLIEST_LIVE}`);
     for (const id of new Set(ids)) {
+      const found = named.get(id);
+      if (found) {
+        out.set(id, found.bytes);
+        continue;
+      }
       const row = find.get(id, keyId, now) as { bytes: number } | null;
       if (row) out.set(id, row.bytes);
+    }
+    return out;
+  }
+
+  /**
+   * The items among `ids` that name a live response of the key and are in its output: no row of their own. An id
+   * not found there (an older id, a caller's, its response gone) is looked for in the rows.
+   */
+  private namedItems(keyId: string, ids: readonly string[], now: number): Map<string, NamedItem> {
+    const out = new Map<string, NamedItem>();
+    const read = this.db.query("SELECT response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?");
+    for (const [responseId, wanted] of itemsByResponse(ids)) {
+      const row = read.get(responseId, keyId, now) as { response: string } | null;
+      if (row) outputItemsIn(row.response, wanted, out);
     }
     return out;
   }

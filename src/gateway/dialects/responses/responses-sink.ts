@@ -3,13 +3,13 @@
  * when the response is kept. Deltas that need no change go out as the upstream's own JSON text, unparsed; an event
  * the rewriter left alone is framed from its upstream text; only events built or changed here are serialised.
  */
-import type { ResponseKeeper } from "../../responses/response-keeper";
+import { NO_ID, type ResponseKeeper } from "../../responses/response-keeper";
 import type { ResponsesStreamEvent } from "../../wire/responses-types";
 import { createdResponseEvent, failedResponseEvent, mapStreamFailure } from "../../wire/failure";
 import type { UpstreamEventSource } from "../../pipeline/event-source";
 import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";
 import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../../wire/sse-encode";
-import { OBJECT_BEARING_TYPES, isUnread, type UnreadEvent, type UpstreamEvent } from "../../wire/stream-event";
+import { isUnread, type UpstreamEvent } from "../../wire/stream-event";
 import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
 
 export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
@@ -37,10 +37,12 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
   push(batch: UpstreamEvent[]): string {
     let out = "";
     for (const e of batch) {
-      if (isUnread(e) && this.asText(e) && this.rewriter.skips(e)) {
+      // A kept response learns ids and items from the events that carry them: from their text when it is plain.
+      const found = isUnread(e) && this.keeper ? this.keeper.textIds(e) : NO_ID;
+      if (isUnread(e) && found !== null && this.rewriter.skips(e)) {
         if (this.lastSequence >= 0) this.lastSequence++;
         // The type was checked against the payload's own and has no line break; the data is one line.
-        out += `event: ${e.type}\ndata: ${this.keeper ? this.keeper.rewriteDelta(e) : e.data}\n\n`;
+        out += `event: ${e.type}\ndata: ${this.keeper ? this.keeper.rewriteText(e, found) : e.data}\n\n`;
         continue;
       }
       const ev = e.ev;
@@ -51,11 +53,6 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
       this.deliveredAny = true;
     }
     return out;
-  }
-
-  /** Whether an unread event can go out as text: a kept response learns ids and items from the events that carry them. */
-  private asText(e: UnreadEvent): boolean {
-    return this.keeper === null || !OBJECT_BEARING_TYPES.has(e.type);
   }
 
   end(failure: { code: string; message: string } | null): { out: string; status: number } {
