@@ -4,7 +4,7 @@
  * docs/performance.md.
  *   bun bench/store-rows.ts [--batches N] [--inputs K] [--output-ids no]
  *   GANTRY_BENCH_SOURCE=/path/to/checkout bun bench/store-rows.ts   (another checkout's src/, for a baseline)
- * Writes responses shaped like the bench stream's (a response of about 955 bytes with two output items, and its
+ * Writes responses shaped like the bench stream's (a response of about 1,030 bytes with two output items, and its
  * input: K items, one by default, about 289 bytes each), 16 puts at a time so the group commit writes them in one
  * transaction, as it does under load. The repository commits at synchronous=NORMAL in WAL mode (no fsync), so the
  * figure is CPU, not the disk.
@@ -36,12 +36,14 @@ const message = (role: string, type: string, text: string) => ({ id: id("msg"), 
 function kept(b: number) {
   const responseId = id("resp");
   const now = Date.now();
-  const outputItem = () => {
-    const item: Record<string, unknown> = message("assistant", "output_text", "z".repeat(100));
+  // Output item ids as Gantry mints them since issue 32: named after the response (its hex digits, then the item's
+  // number), which a checkout from before writes a row for like any id.
+  const outputItem = (i: number) => {
+    const item: Record<string, unknown> = { ...message("assistant", "output_text", "z".repeat(100)), id: `msg_${responseId.slice(5)}${i.toString(16).padStart(4, "0")}` };
     if (!OUTPUT_IDS) delete item.id;
     return item;
   };
-  const output = [outputItem(), outputItem()];
+  const output = [outputItem(0), outputItem(1)];
   const response = { id: responseId, object: "response", created_at: Math.floor(now / 1000), status: "completed", model: "demo-mini", output, usage: { input_tokens: 12, output_tokens: 40, total_tokens: 52 }, padding: "x".repeat(450) };
   const inputItems = Array.from({ length: INPUTS }, () => message("user", "input_text", "y".repeat(200)));
   return { id: responseId, keyId: `key_bench_${b % 8}`, previousId: null, model: "demo-mini", createdAt: now, expiresAt: now + 86_400_000, response, inputItems };

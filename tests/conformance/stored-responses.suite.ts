@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { StoredResponse, StoredResponseRepository } from "../../src/gateway/responses/stored-response-repository";
-import { outputItemId } from "../../src/gateway/responses/output-item-ids";
+import { namedItemId } from "../../src/gateway/responses/named-item-ids";
 
 export interface StoredResponsesFixture {
   repo: StoredResponseRepository;
@@ -114,6 +114,48 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
       }
     });
 
+    test("a short input list pages as a long one does, and its items named after the response need no row", async () => {
+      const fx = await make();
+      try {
+        const id = `resp_${Date.now().toString(16).padStart(12, "0")}${(++n).toString(16).padStart(20, "0")}`;
+        // Ids named after the response (as Gantry gives them), a caller's own ids (one twice), one item without an id.
+        const inputItems: any[] = Array.from({ length: 12 }, (_, i) => ({ id: i % 3 === 0 ? `own_${i}` : namedItemId(id, "msg", i), type: "message", role: "user", content: [{ type: "input_text", text: `t${i}` }] }));
+        inputItems[5] = { ...inputItems[5], id: "own_3" };
+        inputItems[7] = { type: "message", role: "user", content: [] };
+        const r = response("k1", { id, response: { id, object: "response", status: "completed", output: [] }, inputItems });
+        await fx.repo.put(r);
+        // Rows only for the caller's ids (5 of them): the rest is found through the response's row.
+        expect(await fx.itemRows()).toBe(5);
+        const page = async (limit: number, order: "asc" | "desc", after: string | null) => fx.repo.inputItems("k1", id, 2_000, { limit, order, after });
+        const ids = (p: any) => p.items.map((it: any) => it.id ?? null);
+        const all = (from: number, to: number) => inputItems.slice(from, to).map((it) => it.id ?? null);
+        expect(ids(await page(3, "asc", null))).toEqual(all(0, 3));
+        expect(await page(2, "desc", null)).toEqual({ items: [inputItems[11], inputItems[10]], hasMore: true });
+        expect(await page(20, "asc", inputItems[8].id)).toEqual({ items: inputItems.slice(9), hasMore: false });
+        expect(await page(3, "asc", inputItems[8].id)).toEqual({ items: inputItems.slice(9), hasMore: false });
+        expect(await page(2, "asc", inputItems[8].id)).toEqual({ items: inputItems.slice(9, 11), hasMore: true });
+        // A repeated id: the first in the order asked for.
+        expect(ids(await page(2, "asc", "own_3"))).toEqual(all(4, 6));
+        expect(ids(await page(2, "desc", "own_3"))).toEqual([inputItems[4].id, inputItems[3].id]);
+        expect(await page(5, "desc", "own_0")).toEqual({ items: [], hasMore: false });
+        expect(await page(5, "asc", "nope")).toBe("after_not_found");
+        expect(await fx.repo.inputItems("k2", id, 2_000, { limit: 5, order: "asc", after: null })).toBeNull();
+        expect((await fx.repo.get("k1", id, 2_000))?.inputItems).toEqual(inputItems);
+        // Every id found by reference, with its size; the repeated one is its first copy.
+        const wanted = [...new Set(inputItems.filter((it) => it.id).map((it) => it.id as string))];
+        const found = await fx.repo.items("k1", wanted, 2_000);
+        for (const w of wanted) expect(found.get(w)).toEqual(inputItems.find((it) => it.id === w));
+        const sizes = await fx.repo.itemSizes("k1", wanted, 2_000);
+        for (const w of wanted) expect(sizes.get(w)).toBe(Buffer.byteLength(JSON.stringify(inputItems.find((it) => it.id === w))));
+        expect((await fx.repo.items("k2", wanted, 2_000)).size).toBe(0);
+        await fx.repo.delete("k1", id);
+        expect((await fx.repo.items("k1", wanted, 2_000)).size).toBe(0);
+        expect(await fx.itemRows()).toBe(0);
+      } finally {
+        await fx.close();
+      }
+    });
+
     test("put with limits: past a key's count or bytes its oldest go (items along), never the one just put, other keys untouched", async () => {
       const fx = await make();
       try {
@@ -208,14 +250,14 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
       try {
         // A response id as Gantry mints them (12 hex digits of time, 20 random), its output items named after it.
         const id = `resp_${Date.now().toString(16).padStart(12, "0")}${(++n).toString(16).padStart(20, "0")}`;
-        const reasoning = { id: outputItemId(id, "rs", 0), type: "reasoning", summary: [] };
-        const message = { id: outputItemId(id, "msg", 1), type: "message", role: "assistant", content: [{ type: "output_text", text: "h\u00e9" }] };
+        const reasoning = { id: namedItemId(id, "rs", 0), type: "reasoning", summary: [] };
+        const message = { id: namedItemId(id, "msg", 1), type: "message", role: "assistant", content: [{ type: "output_text", text: "h\u00e9" }] };
         const foreign = { id: "msg_upstream_kept_as_is", type: "message", role: "assistant", content: [] };
         const r = response("k1", { id, response: { id, object: "response", status: "completed", output: [reasoning, message, foreign] } });
         await fx.repo.put(r);
         // The input item's row and the row of the output item whose id does not name the response: no more.
         expect(await fx.itemRows()).toBe(2);
-        const found = await fx.repo.items("k1", [reasoning.id, message.id, foreign.id, outputItemId(id, "msg", 7)], 2_000);
+        const found = await fx.repo.items("k1", [reasoning.id, message.id, foreign.id, namedItemId(id, "msg", 7)], 2_000);
         expect(Object.fromEntries(found)).toEqual({ [reasoning.id]: reasoning, [message.id]: message, [foreign.id]: foreign });
         const sizes = await fx.repo.itemSizes("k1", [message.id, message.id, reasoning.id], 2_000);
         expect(Object.fromEntries(sizes)).toEqual({ [message.id]: Buffer.byteLength(JSON.stringify(message)), [reasoning.id]: Buffer.byteLength(JSON.stringify(reasoning)) });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { responseOfItem } from "../../src/gateway/responses/output-item-ids";
+import { responseOfItem } from "../../src/gateway/responses/named-item-ids";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
 import { startGantry, type Gantry } from "../support/harness";
 

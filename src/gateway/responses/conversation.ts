@@ -7,6 +7,7 @@ import { AppError } from "../../errors";
 import type { JsonObject } from "../wire/responses-types";
 import { checkResponsesInput } from "../translate/request-checks";
 import type { StoredResponse, StoredResponseRepository } from "./stored-response-repository";
+import { namedItemId } from "./named-item-ids";
 
 /** A chain longer than this is refused rather than walked (a conversation of 10,000 turns is not one). */
 const MAX_CHAIN = 10_000;
@@ -24,6 +25,13 @@ export interface Conversation {
    * that account can read it, so a continuation sent elsewhere leaves those items out. Empty when there is none.
    */
   encryptedOwners: Map<string, string | null>;
+  /**
+   * The id this turn's response will have: minted before the upstream answers, so that the ids given to this
+   * turn's items name it (named-item-ids.ts) and need no row of their own when it is kept.
+   */
+  responseId: string;
+  /** How many item ids were named after it here: its output items are numbered from there. */
+  itemsNamed: number;
 }
 
 /**
@@ -107,11 +115,13 @@ export async function buildConversation(
   const found = await resolveReferences(repo, keyId, items, now, bounds);
   let bytes = bounds.bodyBytes + found.bytes;
   let count = items.length;
+  const responseId = newId("resp");
+  let itemsNamed = 0;
   const newItems = items.map((it) => {
     if (it === null || typeof it !== "object") return it;
     if (it.type === "item_reference") return found.items.get(String(it.id))!;
     const item = canonical(it);
-    return typeof item.id === "string" ? item : { id: newId(prefixOf(item)), ...item };
+    return typeof item.id === "string" ? item : { id: namedItemId(responseId, prefixOf(item), itemsNamed++), ...item };
   });
 
   const previousId = typeof body.previous_response_id === "string" && body.previous_response_id !== "" ? body.previous_response_id : null;
@@ -146,7 +156,7 @@ export async function buildConversation(
     for (const it of output) if (it && it.type === "reasoning" && typeof it.encrypted_content === "string") encryptedOwners.set(it.encrypted_content, r.account ?? null);
     return [...r.inputItems, ...output];
   });
-  return { input: [...history, ...newItems], newItems, previousId, previousAccount, encryptedOwners };
+  return { input: [...history, ...newItems], newItems, previousId, previousAccount, encryptedOwners, responseId, itemsNamed };
 }
 
 /**

@@ -4,43 +4,38 @@
  * must name exactly one: so each upstream id met in this response's events gets a fresh one, and the events the
  * caller receives say the fresh one.
  *
- * Item ids name the response (output-item-ids.ts): the response's id is minted first, whichever id the events show
- * first, and an `item_reference` to an item later finds it in that response's output.
+ * Output item ids name the response (named-item-ids.ts), whose id is minted with the conversation, before any event:
+ * an `item_reference` to one later finds it in that response's output.
  *
  * Replacing is done on the event's JSON text: `"old"` (with its quotes) can only be that string value, since a quote
  * inside a JSON string is escaped. Events Gantry forwards untouched stay unparsed-and-unserialised.
  */
 import type { JsonObject, ResponsesStreamEvent } from "../wire/responses-types";
 import { newId } from "./conversation";
-import { outputItemId } from "./output-item-ids";
+import { namedItemId } from "./named-item-ids";
 
 export class IdRewriter {
   /** Upstream id -> the pair quoted as in JSON: `"old"` and Gantry's `"fresh"`. */
   private readonly ids = new Map<string, [string, string]>();
   /** Item ids as they appear in a delta's JSON text: `"item_id":"old"` and `"item_id":"fresh"`, newest first. */
   private itemIdFields: Array<[string, string]> = [];
-  /** Gantry's id for the response, minted at first need (its own id, or an item id that names it). */
-  private ownId: string | null = null;
   /** Whether the upstream's response id was met (later different ones get ids of their own, as before). */
   private responseMet = false;
-  /** Output item ids minted so far: the next one's number. */
-  private minted = 0;
 
   constructor(
     private readonly previousId: string | null,
     /** The response is kept: the caller is told `store: true` (the upstream was asked for false). */
     private readonly kept: boolean,
+    /** Gantry's id for the response, minted with the conversation: its output item ids name it. */
+    readonly responseId: string,
+    /** Item ids already named after it (this turn's input items): the next one's number. */
+    private minted: number,
   ) {}
-
-  /** Gantry's id for this response. */
-  get responseId(): string {
-    return (this.ownId ??= newId("resp"));
-  }
 
   private map(old: unknown, prefix: string): void {
     if (typeof old !== "string" || old === "" || old.length > 200 || this.ids.has(old)) return;
     const own = prefix === "resp" && !this.responseMet;
-    const fresh = own ? this.responseId : prefix === "resp" ? newId(prefix) : outputItemId(this.responseId, prefix, this.minted++);
+    const fresh = own ? this.responseId : prefix === "resp" ? newId(prefix) : namedItemId(this.responseId, prefix, this.minted++);
     this.ids.set(old, [JSON.stringify(old), JSON.stringify(fresh)]);
     if (own) this.responseMet = true;
     else this.itemIdFields.unshift(['"item_id":' + JSON.stringify(old), '"item_id":' + JSON.stringify(fresh)]);

@@ -104,7 +104,7 @@ export class ResponseKeeper {
     /** The upstream account that served the call, once known: kept with the response. */
     private readonly accountOf: () => string | null = () => null,
   ) {
-    this.ids = new IdRewriter(conversation.previousId, keep);
+    this.ids = new IdRewriter(conversation.previousId, keep, conversation.responseId, conversation.itemsNamed);
     this.collector = keep ? new FinishedResponse() : null;
   }
 

@@ -8,7 +8,7 @@
  * is rebuilt by walking `previousId` back.
  */
 import type { JsonObject } from "../wire/responses-types";
-import { responseOfItem } from "./output-item-ids";
+import { responseOfItem } from "./named-item-ids";
 
 /** Which response an output item id names (null for other ids): backends find such items in its output. */
 export { responseOfItem };
@@ -96,12 +96,13 @@ export interface StoredResponseRepository {
 }
 
 /**
- * A stored response's items as rows, one each: its input items at positions 0 to n-1 (every one, read back in
- * order and a page at a time), then those of its output items that have an id not naming this response, at n +
- * their index in the output (kept so `item_reference` finds them). One row serves both lookups: by position for the
- * input list, by id for references. `itemId` is null for an item without a string id (never found by reference).
- * The output items Gantry named (output-item-ids.ts, all of them in the usual case) have no row: a reference finds
- * them in the response's output.
+ * How a stored response's items are kept. Its input items: in its own row as one JSON list (`inputList`) when the
+ * list is short (at most INLINE_ITEMS items and INLINE_BYTES of text: a page of them reads that list, never a long
+ * one), else one row each at positions 0 to n-1 (read back in order and a page at a time), as every response kept
+ * before issue 32 has them (its list is then `[]`). Item rows by id besides, for `item_reference`, only for the items
+ * whose ids do not name this response (named-item-ids.ts): an input item kept in the list at its position, an output
+ * item at n + its index in the output. The items Gantry named (all of them in the usual case) are found through the
+ * response's own row. `itemId` is null for an item without a string id (never found by reference).
  */
 export interface ItemRow {
   position: number;
@@ -109,18 +110,40 @@ export interface ItemRow {
   item: string;
 }
 
-export function itemRowsOf(r: StoredResponse, inputTexts: readonly string[]): ItemRow[] {
-  const rows: ItemRow[] = inputTexts.map((item, i) => ({ position: i, itemId: itemIdOf(r.inputItems[i]!), item }));
+export const INLINE_ITEMS = 32;
+export const INLINE_BYTES = 64 * 1024;
+
+export function storedItemsOf(r: StoredResponse, inputTexts: readonly string[]): { inputList: string; rows: ItemRow[] } {
+  const inline = inputTexts.length <= INLINE_ITEMS && listLength(inputTexts) <= INLINE_BYTES;
+  const rows: ItemRow[] = [];
+  inputTexts.forEach((item, i) => {
+    const id = itemIdOf(r.inputItems[i]!);
+    if (!inline || (id !== null && responseOfItem(id) !== r.id)) rows.push({ position: i, itemId: id, item });
+  });
   const output = Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [];
   output.forEach((it, i) => {
     const id = itemIdOf(it);
     if (id !== null && responseOfItem(id) !== r.id) rows.push({ position: inputTexts.length + i, itemId: id, item: JSON.stringify(it) });
   });
-  return rows;
+  return { inputList: inline && inputTexts.length > 0 ? `[${inputTexts.join(",")}]` : "[]", rows };
+}
+
+/** A page of input items from a list read whole (a short one, kept in the response's row): as the rows are paged. */
+export function pageOfList(items: readonly JsonObject[], query: InputItemsQuery): InputItemsPage {
+  const asc = query.order === "asc";
+  let from = asc ? -1 : items.length;
+  if (query.after !== null) {
+    // The first of that id in the order asked for, as a list read whole would find it.
+    const at = asc ? items.findIndex((it) => itemIdOf(it) === query.after) : items.findLastIndex((it) => itemIdOf(it) === query.after);
+    if (at < 0) return "after_not_found";
+    from = at;
+  }
+  const page = asc ? items.slice(from + 1, from + 2 + query.limit) : items.slice(Math.max(0, from - query.limit - 1), from).reverse();
+  return { items: page.slice(0, query.limit), hasMore: page.length > query.limit };
 }
 
 /** The length of the JSON list of these item texts, as JSON.stringify of the list would write it. */
-export function listLength(items: string[]): number {
+export function listLength(items: readonly string[]): number {
   let n = 2 + Math.max(0, items.length - 1);
   for (const item of items) n += item.length;
   return n;

@@ -3,7 +3,8 @@ import type { SQL } from "bun";
 import {
   evictionOf,
   evictionPageSize,
-  itemRowsOf,
+  pageOfList,
+  storedItemsOf,
   overLimits,
   listLength,
   type InputItemsPage,
@@ -17,7 +18,7 @@ import {
 import { num } from "./db";
 import { GroupCommit } from "../../state/group-commit";
 import type { Row } from "../rows/codec";
-import { itemsByResponse, outputItemsIn, storedResponseFromRow, type NamedItem } from "../rows/stored-responses";
+import { itemsByResponse, namedItemsIn, storedResponseFromRow, type NamedItem } from "../rows/stored-responses";
 import { postgresColumns } from "./columns";
 
 const fromRow = (r: Row) => storedResponseFromRow(r, postgresColumns);
@@ -64,8 +65,10 @@ export class PostgresStoredResponses implements StoredResponseRepository {
     const rows = puts.map(({ r }) => {
       const response = JSON.stringify(r.response);
       const texts = r.inputItems.map((item) => JSON.stringify(item));
-      // Every item one row: read by position for the input list, by id for item_reference.
-      for (const row of itemRowsOf(r, texts)) items.push({ response_id: r.id, position: row.position, item_id: row.itemId, item: row.item });
+      // A short input list in the response's row; rows for a long one, and for the items found by id that the
+      // response's row cannot find (ids that do not name it).
+      const stored = storedItemsOf(r, texts);
+      for (const row of stored.rows) items.push({ response_id: r.id, position: row.position, item_id: row.itemId, item: row.item });
       return {
         id: r.id,
         key_id: r.keyId,
@@ -75,7 +78,7 @@ export class PostgresStoredResponses implements StoredResponseRepository {
         created_at: r.createdAt,
         expires_at: r.expiresAt,
         response,
-        input_items: "[]",
+        input_items: stored.inputList,
         input_count: texts.length,
         bytes: response.length + listLength(texts),
       };
@@ -93,8 +96,10 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const [row] = await this.sql`SELECT * FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
     if (!row) return null;
+    const stored = fromRow(row);
+    if (stored.inputItems.length > 0 || num(row.input_count) === 0) return stored;
     const inputs = await this.sql`SELECT item FROM stored_items WHERE response_id = ${id} AND position < ${row.input_count} ORDER BY position`;
-    return { ...fromRow(row), inputItems: inputs.map((r: { item: string }) => JSON.parse(r.item)) };
+    return { ...stored, inputItems: inputs.map((r: { item: string }) => JSON.parse(r.item)) };
   }
 
   async responseObject(keyId: string, id: string, now: number): Promise<JsonObject | null> {
@@ -103,8 +108,10 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   }
 
   async inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null> {
-    const [live] = await this.sql`SELECT input_count FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
+    const [live] = await this.sql`SELECT input_count, input_items FROM stored_responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${now}`;
     if (!live) return null;
+    // A short list is kept in the row (storedItemsOf), a long one as rows by position.
+    if (live.input_items !== "[]") return pageOfList(JSON.parse(live.input_items), query);
     const count = num(live.input_count);
     const asc = query.order === "asc";
     // Input items are the rows below input_count; the output items follow them.
@@ -148,16 +155,16 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   }
 
   /**
-   * The items among `ids` that name a live response of the key and are in its output: no row of their own. An id
-   * not found there (an older id, a caller's, its response gone) is looked for in the rows.
+   * The items among `ids` that name a live response of the key and are in its row (its input list, its output): no
+   * row of their own. An id not found there (an older id, a caller's, its response gone) is looked for in the rows.
    */
   private async namedItems(keyId: string, ids: readonly string[], now: number): Promise<Map<string, NamedItem>> {
     const out = new Map<string, NamedItem>();
     const byResponse = itemsByResponse(ids);
     if (byResponse.size === 0) return out;
-    const rows = await this.sql`SELECT id, response FROM stored_responses
+    const rows = await this.sql`SELECT id, response, input_items FROM stored_responses
       WHERE id IN ${this.sql([...byResponse.keys()])} AND key_id = ${keyId} AND expires_at > ${now}`;
-    for (const row of rows) outputItemsIn(row.response, byResponse.get(row.id)!, out);
+    for (const row of rows) namedItemsIn(row.input_items, row.response, byResponse.get(row.id)!, out);
     return out;
   }
 

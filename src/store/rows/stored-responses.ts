@@ -24,7 +24,7 @@ export interface NamedItem {
 }
 
 /**
- * The ids among these that name their response (gateway/responses/output-item-ids.ts), by that response: each
+ * The ids among these that name their response (gateway/responses/named-item-ids.ts), by that response: each
  * response is read once, however many of its items are named.
  */
 export function itemsByResponse(ids: readonly string[]): Map<string, string[]> {
@@ -40,17 +40,20 @@ export function itemsByResponse(ids: readonly string[]): Map<string, string[]> {
 }
 
 /**
- * The output items with these ids in a response's stored JSON text, the first of each id in the output (as the
- * earliest row would be): how an item Gantry named is found without a row of its own.
+ * The items with these ids in a response's row: its input list (kept there when short), then its output, the first
+ * of each id (as the earliest row would be). How an item Gantry named is found without a row of its own.
  */
-export function outputItemsIn(responseText: string, ids: readonly string[], into: Map<string, NamedItem>): void {
-  const output = (JSON.parse(responseText) as JsonObject).output;
-  if (!Array.isArray(output)) return;
+export function namedItemsIn(inputList: string, responseText: string, ids: readonly string[], into: Map<string, NamedItem>): void {
   const wanted = new Set(ids);
-  for (const item of output as JsonObject[]) {
-    const id = item !== null && typeof item === "object" ? item.id : undefined;
-    if (typeof id !== "string" || !wanted.has(id)) continue;
-    wanted.delete(id);
-    into.set(id, { item, bytes: Buffer.byteLength(JSON.stringify(item)) });
-  }
+  const take = (items: unknown) => {
+    if (!Array.isArray(items)) return;
+    for (const item of items as JsonObject[]) {
+      const id = item !== null && typeof item === "object" ? item.id : undefined;
+      if (typeof id !== "string" || !wanted.has(id)) continue;
+      wanted.delete(id);
+      into.set(id, { item, bytes: Buffer.byteLength(JSON.stringify(item)) });
+    }
+  };
+  if (inputList !== "[]") take(JSON.parse(inputList));
+  if (wanted.size > 0) take((JSON.parse(responseText) as JsonObject).output);
 }

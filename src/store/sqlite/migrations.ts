@@ -21,7 +21,8 @@ import m016 from "./migrations/016-stored-response-totals";
 import m017 from "./migrations/017-asset-updater-digests";
 import m018 from "./migrations/018-ledger-account";
 import m019 from "./migrations/019-stored-response-account";
+import m020 from "./migrations/020-stored-responses-one-key-index";
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017, m018, m019];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017, m018, m019, m020];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

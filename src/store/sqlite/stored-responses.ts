@@ -3,7 +3,8 @@ import type { Database } from "bun:sqlite";
 import {
   evictionOf,
   evictionPageSize,
-  itemRowsOf,
+  pageOfList,
+  storedItemsOf,
   overLimits,
   listLength,
   type InputItemsPage,
@@ -16,7 +17,7 @@ import {
 } from "../../gateway/responses/stored-response-repository";
 import { GroupCommit } from "../../state/group-commit";
 import type { Row } from "../rows/codec";
-import { itemsByResponse, outputItemsIn, storedResponseFromRow, type NamedItem } from "../rows/stored-responses";
+import { itemsByResponse, namedItemsIn, storedResponseFromRow, type NamedItem } from "../rows/stored-responses";
 import { sqliteColumns } from "./columns";
 
 const fromRow = (r: Row) => storedResponseFromRow(r, sqliteColumns);
@@ -63,9 +64,11 @@ export class SqliteStoredResponses implements StoredResponseRepository {
         for (const r of batch) {
           const response = JSON.stringify(r.response);
           const inputs = r.inputItems.map((item) => JSON.stringify(item));
-          insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, "[]", inputs.length, response.length + listLength(inputs));
-          // Every item one row: read by position for the input list, by id for item_reference.
-          for (const row of itemRowsOf(r, inputs)) insertItem.run(r.id, row.position, row.itemId, row.item);
+          // A short input list in the response's row; rows for a long one, and for the items found by id that
+          // the response's row cannot find (ids that do not name it).
+          const items = storedItemsOf(r, inputs);
+          insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, items.inputList, inputs.length, response.length + listLength(inputs));
+          for (const row of items.rows) insertItem.run(r.id, row.position, row.itemId, row.item);
         }
         this.evict(puts);
       })();
@@ -97,8 +100,10 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   async get(keyId: string, id: string, now: number): Promise<StoredResponse | null> {
     const row = this.db.query("SELECT * FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as Row | null;
     if (!row) return null;
+    const stored = fromRow(row);
+    if (stored.inputItems.length > 0 || row.input_count === 0) return stored;
     const inputs = this.db.query("SELECT item FROM stored_items WHERE response_id = ? AND position < ? ORDER BY position").all(id, row.input_count as number) as Array<{ item: string }>;
-    return { ...fromRow(row), inputItems: inputs.map((r) => JSON.parse(r.item)) };
+    return { ...stored, inputItems: inputs.map((r) => JSON.parse(r.item)) };
   }
 
   async responseObject(keyId: string, id: string, now: number): Promise<JsonObject | null> {
@@ -107,9 +112,10 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   }
 
   async inputItems(keyId: string, id: string, now: number, query: InputItemsQuery): Promise<InputItemsPage | null> {
-    // The columns read come before the response's text in the row: its (possibly large) text is not read.
-    const live = this.db.query("SELECT input_count FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as { input_count: number } | null;
+    const live = this.db.query("SELECT input_count, input_items FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, now) as { input_count: number; input_items: string } | null;
     if (!live) return null;
+    // A short list is kept in the row (storedItemsOf), a long one as rows by position.
+    if (live.input_items !== "[]") return pageOfList(JSON.parse(live.input_items), query);
     const asc = query.order === "asc";
     // Input items are the rows below input_count; the output items follow them.
     let from = asc ? -1 : live.input_count;
@@ -169,15 +175,15 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   }
 
   /**
-   * The items among `ids` that name a live response of the key and are in its output: no row of their own. An id
-   * not found there (an older id, a caller's, its response gone) is looked for in the rows.
+   * The items among `ids` that name a live response of the key and are in its row (its input list, its output): no
+   * row of their own. An id not found there (an older id, a caller's, its response gone) is looked for in the rows.
    */
   private namedItems(keyId: string, ids: readonly string[], now: number): Map<string, NamedItem> {
     const out = new Map<string, NamedItem>();
-    const read = this.db.query("SELECT response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?");
+    const read = this.db.query("SELECT response, input_items FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?");
     for (const [responseId, wanted] of itemsByResponse(ids)) {
-      const row = read.get(responseId, keyId, now) as { response: string } | null;
-      if (row) outputItemsIn(row.response, wanted, out);
+      const row = read.get(responseId, keyId, now) as { response: string; input_items: string } | null;
+      if (row) namedItemsIn(row.input_items, row.response, wanted, out);
     }
     return out;
   }
