@@ -37,15 +37,16 @@ function kept(b: number) {
   const responseId = id("resp");
   const now = Date.now();
   // Output item ids as Gantry mints them since issue 32: named after the response (its hex digits, then the item's
-  // number), which a checkout from before writes a row for like any id.
+  // number, after the input items'), which a checkout from before writes a row for like any id.
   const outputItem = (i: number) => {
     const item: Record<string, unknown> = { ...message("assistant", "output_text", "z".repeat(100)), id: `msg_${responseId.slice(5)}${i.toString(16).padStart(4, "0")}` };
     if (!OUTPUT_IDS) delete item.id;
     return item;
   };
-  const output = [outputItem(0), outputItem(1)];
+  const output = [outputItem(INPUTS), outputItem(INPUTS + 1)];
   const response = { id: responseId, object: "response", created_at: Math.floor(now / 1000), status: "completed", model: "demo-mini", output, usage: { input_tokens: 12, output_tokens: 40, total_tokens: 52 }, padding: "x".repeat(450) };
-  const inputItems = Array.from({ length: INPUTS }, () => message("user", "input_text", "y".repeat(200)));
+  // Input item ids as the conversation mints them since issue 32: named after the response too, numbered first.
+  const inputItems = Array.from({ length: INPUTS }, (_, i) => ({ ...message("user", "input_text", "y".repeat(200)), id: `msg_${responseId.slice(5)}${i.toString(16).padStart(4, "0")}` }));
   return { id: responseId, keyId: `key_bench_${b % 8}`, previousId: null, model: "demo-mini", createdAt: now, expiresAt: now + 86_400_000, response, inputItems };
 }
 
