@@ -73,10 +73,9 @@ export class IdRewriter {
     let out = text;
     for (const [old, fresh] of this.ids.values()) out = replaceLiteral(out, old, fresh);
     if (!withResponse) return out;
-    if (this.kept && out.includes('"store":false')) out = out.replaceAll('"store":false', '"store":true');
-    if (this.previousId !== null && out.includes('"previous_response_id":null')) {
-      out = out.replaceAll('"previous_response_id":null', `"previous_response_id":${JSON.stringify(this.previousId)}`);
-    }
+    // The same literal search as for ids: measured about twice as fast as includes and replaceAll on these texts.
+    if (this.kept) out = replaceLiteral(out, '"store":false', '"store":true');
+    if (this.previousId !== null) out = replaceLiteral(out, '"previous_response_id":null', `"previous_response_id":${JSON.stringify(this.previousId)}`);
     return out;
   }
 
