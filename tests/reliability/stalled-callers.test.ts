@@ -63,9 +63,11 @@ describe.each([
     expect(row).toMatchObject({ status: 499, error_code: "caller_stalled", estimated: 1 });
     expect(row.output_tokens).toBeGreaterThan(0);
     await pollUntil(() => upstream.aborted > aborted, Boolean, { what: "the upstream stream to be aborted" });
-    // The key's only concurrency slot is free again.
+    // The key's only concurrency slot is free again. On a new connection: the server's idle timeout here is 1 s, so
+    // a pooled connection from the previous case may be closed by the server just as this request is written on it.
     const next = await fetch(`${g.url}/v1/responses`, {
       method: "POST",
+      keepalive: false,
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "m", input: "short" }),
     });
