@@ -114,3 +114,41 @@ test("a collected reply whose answer is withheld fails with the reason settle an
   };
   await expect(collectUpstream(call, events as unknown as UpstreamEventSource, new Set())).rejects.toBe(reason);
 });
+
+test("a sink that says it is done ends the reply there: the upstream read no further and aborted, settled as a cut success", async () => {
+  const { call, calls, ends } = recordingCall();
+  let read = 0;
+  let closed = false;
+  const src: Mutable<PipelineSource<string>> = {
+    ended: false,
+    drained: false,
+    usage: null,
+    endFailure: { code: "stream_ended_early", message: "no terminal event" },
+    async *read() {
+      try {
+        for (const b of ["a", "stop", "c", "d"]) {
+          read++;
+          yield b;
+        }
+      } finally {
+        closed = true;
+      }
+    },
+  };
+  let done: string | null = null;
+  const snk: PipelineSink<string> = {
+    ...sink(true),
+    push: (batch) => {
+      if (batch === "stop") done = "stop_sequence";
+      return batch.toUpperCase();
+    },
+    finishedEarly: () => done,
+  };
+  // The end follows the batch that finished the reply; no failure is told, though no terminal event came.
+  expect(await run(call, src, snk)).toBe("ASTOP[end]");
+  expect(read).toBe(2);
+  expect(closed).toBe(true);
+  expect(call.upstreamAbort.signal.aborted).toBe(true);
+  expect(calls).toEqual(["started", "settle", "settle"]);
+  expect(ends[0]).toEqual({ status: 200, errorCode: "stop_sequence", usage: null, upstreamClosed: true, keeps: true, cut: true });
+});

@@ -11,7 +11,7 @@ import { createResponseCollector } from "../../src/gateway/wire/collect";
 import type { ResponsesStreamEvent } from "../../src/gateway/wire/responses-types";
 import { createMessagesStreamTranslator, usageToMessages } from "../../src/gateway/translate/messages/stream-to-messages";
 import { responsesToMessages } from "../../src/gateway/translate/messages/responses-to-messages";
-import { StopSequenceCutter, cutAtStopSequence } from "../../src/gateway/translate/messages/stop-sequences";
+import { StopSequenceCutter, createStopWatch, cutAtStopSequence } from "../../src/gateway/translate/messages/stop-sequences";
 import { encryptedContentOf, signatureOf } from "../../src/gateway/translate/messages/thinking-signature";
 
 const OPTS = { id: "msg_test", model: "claude-sonnet-4-5", inputTokens: 7, stopSequences: [] as string[], thinking: false };
@@ -228,5 +228,55 @@ describe("stop sequences", () => {
     expect(c.push("abc</e").text).toBe("abc");
     expect(c.push("x").text).toBe("</ex");
     expect(c.flush()).toBe("");
+  });
+});
+
+describe("ending at a stop sequence before the upstream ends", () => {
+  const USAGE = { input_tokens: 9, output_tokens: 3, total_tokens: 12 };
+
+  test("endAtStop: message_delta with the usage given and message_stop right after the cut; nothing before a stop or after the end", async () => {
+    const events = buildResponseEvents(spec({ text: "one two STOP three four", deltas: 12 }));
+    const t = createMessagesStreamTranslator({ ...OPTS, stopSequences: ["STOP"] });
+    let text = "";
+    let at = 0;
+    for (; at < events.length; at++) {
+      text += t.push(events[at]!);
+      const end = t.endAtStop(() => USAGE);
+      if (end !== "") {
+        text += end;
+        break;
+      }
+    }
+    // Cut before the upstream's terminal event; the rest of the stream and its end add nothing.
+    expect(at).toBeLessThan(events.length - 1);
+    for (const ev of events.slice(at + 1)) expect(t.push(ev)).toBe("");
+    expect(t.finish()).toBe("");
+    expect(t.endAtStop(() => USAGE)).toBe("");
+    const fs = parseFrames(text);
+    expect(fs.at(-2)!.data).toEqual({ type: "message_delta", delta: { stop_reason: "stop_sequence", stop_sequence: "STOP" }, usage: usageToMessages(USAGE) });
+    expect(fs.at(-1)!.event).toBe("message_stop");
+    const message = await sdkFold(fs);
+    expect(message.content.map((b: any) => b.text)).toEqual(["one two "]);
+    // Without a stop, nothing.
+    expect(createMessagesStreamTranslator({ ...OPTS, stopSequences: ["STOP"] }).endAtStop(() => USAGE)).toBe("");
+  });
+
+  test("createStopWatch: true from the event whose text completes a sequence (across deltas, or in a whole text), per content part", () => {
+    const events = buildResponseEvents(spec({ text: "one two ST" + "OP three", deltas: 10 }));
+    const watch = createStopWatch(["STOP"]);
+    const first = events.findIndex((ev) => watch(ev));
+    expect(events[first]!.type).toBe("response.output_text.delta");
+    // The deltas up to it hold the whole sequence, the ones before it do not.
+    const deltas = (n: number) => events.slice(0, n).filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
+    expect(deltas(first + 1)).toContain("STOP");
+    expect(deltas(first)).not.toContain("STOP");
+    expect(watch({ type: "response.completed" } as ResponsesStreamEvent)).toBe(true);
+    // A whole text with no delta before it.
+    const whole = createStopWatch(["STOP"]);
+    expect(whole({ type: "response.output_text.done", output_index: 0, content_index: 0, text: "aSTOPb" } as ResponsesStreamEvent)).toBe(true);
+    // Two parts are cut apart: a sequence split between them is none.
+    const parts = createStopWatch(["STOP"]);
+    expect(parts({ type: "response.output_text.delta", output_index: 0, content_index: 0, delta: "ST" } as ResponsesStreamEvent)).toBe(false);
+    expect(parts({ type: "response.output_text.delta", output_index: 1, content_index: 0, delta: "OP" } as ResponsesStreamEvent)).toBe(false);
   });
 });

@@ -6,6 +6,7 @@
  */
 import type { PipelineCall, UsageMeter } from "../pipeline/pipeline-call";
 import type { PipelineSink } from "../pipeline/pipeline";
+import type { CollectCut } from "../pipeline/collect-sink";
 import type { UpstreamEvent, UpstreamEventSource } from "../pipeline/event-source";
 import type { Lease } from "../limits/admission";
 import type { JsonObject, ResponseObject, ResponsesRequest } from "../wire/responses-types";
@@ -65,6 +66,8 @@ export interface DialectTurn {
   sink(source: UpstreamEventSource, toolNames: ReadonlySet<string>, call: ExchangeCall): PipelineSink<UpstreamEvent[]>;
   /** What is done with a collected response before the call is settled (keeping it), if anything. */
   keep?(): ((response: ResponseObject) => Promise<ResponseObject>) | undefined;
+  /** Where a collected reply may end before the upstream's end (a stop sequence), if anywhere. */
+  collectCut?(): CollectCut | undefined;
   /** The collected reply's body. */
   reply(response: ResponseObject, call: ExchangeCall): unknown;
 }

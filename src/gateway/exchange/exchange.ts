@@ -58,7 +58,7 @@ export async function runExchange(deps: GatewayDeps, request: Request, dialect: 
     source.maxEventBytes = deps.config.maxUpstreamEventBytes;
     const toolNames = functionToolNames(posted.sent.tools);
     if (turn.stream) return pipelineResponse(settlement, source, turn.sink(source, toolNames, call), deps.stalls, 200, call.headers(SSE_HEADERS));
-    const response = await collectUpstream(settlement, source, toolNames, turn.keep?.());
+    const response = await collectUpstream(settlement, source, toolNames, turn.keep?.(), turn.collectCut?.());
     return Response.json(turn.reply(response, call), { headers: call.headers() });
   } catch (err) {
     settlement.upstreamAbort.abort();

@@ -150,8 +150,8 @@ export class CallSettlement implements PipelineCall {
           .keep()
           .catch((err) => this.keepFailed(err))
           // Not kept: the ledger records the failure the caller is told instead.
-          .then(() => this.finish(this.withheld?.status ?? end.status, this.withheld ? this.withheld.code : end.errorCode, end.usage))
-      : this.finish(end.status, end.errorCode, end.usage);
+          .then(() => this.finish(this.withheld?.status ?? end.status, this.withheld ? this.withheld.code : end.errorCode, end.usage, end.cut))
+      : this.finish(end.status, end.errorCode, end.usage, end.cut);
     return settled.then(() => this.withheld);
   }
 
@@ -160,15 +160,15 @@ export class CallSettlement implements PipelineCall {
    * resolves when the ledger row is committed: routes await it before the caller's last bytes, so a reply the
    * caller received complete is always billed, even if the process dies right after.
    */
-  finish(status: number, errorCode: string | null, usage: ResponsesUsage | null = null): Promise<void> {
+  finish(status: number, errorCode: string | null, usage: ResponsesUsage | null = null, cut = false): Promise<void> {
     if (this.finished) return this.settled;
     this.finished = true;
-    this.settled = this.record(status, errorCode, usage);
+    this.settled = this.record(status, errorCode, usage, cut);
     return this.settled;
   }
 
-  /** The tokens a call is charged: the upstream's checked figures, else an estimate when it was cut by its caller. */
-  private tokensOf(errorCode: string | null, usage: ResponsesUsage | null): { tokens: TokenCounts; estimated: boolean } {
+  /** The tokens a call is charged: the upstream's checked figures, else an estimate when it was cut (by its caller, or by Gantry). */
+  private tokensOf(errorCode: string | null, usage: ResponsesUsage | null, cut: boolean): { tokens: TokenCounts; estimated: boolean } {
     if (usage) {
       const checked = checkedTokenCounts(usage);
       if (checked) return { tokens: checked, estimated: false };
@@ -178,16 +178,16 @@ export class CallSettlement implements PipelineCall {
       });
     }
     const meter = this.call.meter;
-    if (meter && (usage !== null || (errorCode !== null && CUT_BY_CALLER.has(errorCode)))) {
+    if (meter && (usage !== null || cut || (errorCode !== null && CUT_BY_CALLER.has(errorCode)))) {
       return { tokens: meter.estimate(), estimated: true };
     }
     return { tokens: NO_TOKENS, estimated: false };
   }
 
-  private record(status: number, errorCode: string | null, usage: ResponsesUsage | null): Promise<void> {
+  private record(status: number, errorCode: string | null, usage: ResponsesUsage | null, cut: boolean): Promise<void> {
     const call = this.call;
     releaseConnection(call.request);
-    const { tokens, estimated } = this.tokensOf(errorCode, usage);
+    const { tokens, estimated } = this.tokensOf(errorCode, usage, cut);
     const endedAt = performance.now();
     this.deps.metrics?.gatewayRequest(call.endpoint, status, errorCode, (endedAt - call.startedAt) / 1000, call.upstreamTtfbMs);
     this.deps.log.info("request", {

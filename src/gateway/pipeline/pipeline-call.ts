@@ -24,6 +24,11 @@ export interface PipelineEnd {
    */
   upstreamClosed: boolean;
   /**
+   * Gantry ended the call before the upstream reported its usage (the sink finished early): it is charged the
+   * estimate of what was produced until then, as a call its caller cut is.
+   */
+  cut?: boolean;
+  /**
    * Committed before the call is settled when the stream ended well (keeping the response): like the ledger row,
    * it must be committed before the caller gets the end; when it fails, the answer is withheld.
    */

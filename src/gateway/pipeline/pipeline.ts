@@ -4,10 +4,10 @@
  * returns; keep the connection alive while the upstream is silent; hold the batch that ends the reply until the
  * ledger has committed the call and a kept response is stored (a reply received whole is always billed, and a kept
  * one can be fetched; otherwise the caller is told why instead); settle exactly once, as 499 when the
- * caller went away; abort the upstream when the reply ends early.
+ * caller went away; abort the upstream when the reply ends early (the caller left, or the sink said it is done).
  */
 import type { AppError } from "../../errors";
-import type { PipelineCall } from "./pipeline-call";
+import type { PipelineCall, PipelineEnd } from "./pipeline-call";
 import type { StallWatch as FullStallWatch } from "./stall-watch";
 
 type StallWatch = Pick<FullStallWatch, "track" | "untrack">;
@@ -60,6 +60,14 @@ export interface PipelineSink<B> {
   /** The ledger status of a stream that ended well (raw replies keep the upstream's). */
   readonly okStatus?: number;
   readonly okCode?: string | null;
+  /**
+   * Only on a sink that may end the reply before the upstream does (Gantry cut it: a stop sequence); the loop reads it
+   * after each batch, so sinks without it cost nothing more. Null until the batch just pushed gave the reply's last
+   * bytes; then what the ledger records beside the success status, saying why the call ended early. The upstream is
+   * then cut as for a caller that went away, the call settled at once (charged the estimate of what was produced:
+   * no usage came), and the bytes delivered after the ledger's commit, as a terminal batch's are.
+   */
+  readonly finishedEarly?: () => string | null;
 }
 
 /**
@@ -75,6 +83,9 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
   let errorCode: string | null = sink.okCode ?? null;
   let held: Output[] = [];
   let settled = false;
+  // Read once: a sink that never ends early adds one test of a local per batch.
+  const mayFinishEarly = sink.finishedEarly !== undefined;
+  let cutCode: string | null = null;
   const it = source.read();
   try {
     for (;;) {
@@ -85,8 +96,11 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
       if (batch === IDLE) {
         if (sink.keepAlive === null) continue;
         out = sink.keepAlive;
-      } else out = sink.push(batch);
-      if (source.ended) {
+      } else {
+        out = sink.push(batch);
+        if (mayFinishEarly && !source.ended) cutCode = sink.finishedEarly!();
+      }
+      if (source.ended || cutCode !== null) {
         // The reply's end waits for the ledger's commit below.
         if (!isEmpty(out)) held.push(out);
         break;
@@ -105,7 +119,9 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
       // with the upstream connection closed, and before the caller has its answer.
       await it.return(undefined).catch(() => {});
     }
-    const failure = source.endFailure;
+    // Cut by the sink, the reply is whole though the upstream's terminal event never came.
+    const failure = cutCode !== null ? null : source.endFailure;
+    if (cutCode !== null) errorCode = cutCode;
     const end = sink.end(failure);
     if (!isEmpty(end.out)) held.push(end.out);
     if (failure) {
@@ -114,7 +130,9 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
     }
     // A stream that ended well keeps its response (when the sink does) before it is settled.
     const keep = !failure && sink.beforeSettle ? () => sink.beforeSettle!() : undefined;
-    const withheld = await call.settle({ status, errorCode, usage: source.usage, upstreamClosed: !(source.ended && source.relaysAfterEnd), keep });
+    const settling: PipelineEnd = { status, errorCode, usage: source.usage, upstreamClosed: !(source.ended && source.relaysAfterEnd), keep };
+    if (cutCode !== null) settling.cut = true;
+    const withheld = await call.settle(settling);
     settled = true;
     // Not everything the end waits for was committed: the caller is told why instead of getting the end.
     if (withheld) {
@@ -155,7 +173,8 @@ export async function* runPipeline<B>(call: PipelineCall, source: PipelineSource
     if (!isEmpty(outcome.out)) yield outcome.out;
   } finally {
     if (stall) stalls!.untrack(stall);
-    // After the terminal event the source has released the upstream body already; aborting then only costs.
+    // After the terminal event the source has released the upstream body already; aborting then only costs. A reply
+    // the sink ended early is aborted here too: the body was cancelled above, the request is ended for certain.
     if (!source.ended && !source.drained) call.upstreamAbort.abort();
     it.return(undefined).catch(() => {});
     // Unsettled and still "ok" here: the server abandoned the body at a yield, because the caller went away

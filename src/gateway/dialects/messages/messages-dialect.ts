@@ -6,6 +6,7 @@
 import type { Dialect, DialectTurn } from "../../exchange/dialect";
 import { messagesToResponses } from "../../translate/messages/messages-to-responses";
 import { responsesToMessages } from "../../translate/messages/responses-to-messages";
+import { createStopWatch } from "../../translate/messages/stop-sequences";
 import { tokensOfBytes } from "../../wire/token-counts";
 import { messagesErrorReply } from "./messages-errors-reply";
 import { MessagesSink } from "./messages-sink";
@@ -40,6 +41,8 @@ export const messagesDialect: Dialect = {
       // The input's size until the upstream counts it (message_delta carries its count).
       // Anthropic's clients expect their own model name back, whatever alias served it.
       sink: (source, toolNames, call) => new MessagesSink(source, toolNames, { ...options, model: call.requestedModel, inputTokens: tokensOfBytes(bytes) }),
+      // A stop sequence ends the collection too: the upstream is cut there, as a stream's is.
+      collectCut: () => (t.stopSequences.length > 0 ? { reached: createStopWatch(t.stopSequences), code: "stop_sequence" } : undefined),
       reply: (response, call) => responsesToMessages(response, { ...options, model: call.requestedModel }),
     };
   },

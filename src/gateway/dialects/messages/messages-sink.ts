@@ -1,7 +1,7 @@
 /**
  * The Anthropic SSE a `/v1/messages` stream caller gets: the upstream's events, tool markup cleaned (the same
  * rewriter the other dialects use), translated into Messages events; `ping` while the upstream is silent; an in-band
- * `error` event when the stream fails.
+ * `error` event when the stream fails. A stop sequence ends the reply at once: the pipeline then cuts the upstream.
  */
 import type { UpstreamEventSource } from "../../pipeline/event-source";
 import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";
@@ -10,6 +10,7 @@ import { messagesErrorBody, messagesErrorOf } from "../../translate/messages/mes
 import { mapStreamFailure, upstreamStreamError } from "../../wire/failure";
 import type { UpstreamEvent } from "../../wire/stream-event";
 import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
+import { usageOfTokens } from "../../wire/token-counts";
 
 export const MESSAGES_PING = frame("ping", { type: "ping" });
 
@@ -17,6 +18,10 @@ export class MessagesSink implements PipelineSink<UpstreamEvent[]> {
   readonly keepAlive = MESSAGES_PING;
   private readonly rewriter;
   private readonly translator;
+  /** Set once a stop sequence ended the reply before the upstream's end (what the ledger records beside its 200). */
+  private stoppedEarly: string | null = null;
+  /** Only when the request has stop sequences: without them the pipeline never asks. */
+  readonly finishedEarly?: () => string | null;
 
   constructor(
     private readonly source: UpstreamEventSource,
@@ -25,12 +30,21 @@ export class MessagesSink implements PipelineSink<UpstreamEvent[]> {
   ) {
     this.rewriter = createResponsesStreamRewriter({ toolNames });
     this.translator = createMessagesStreamTranslator(options);
+    if (options.stopSequences.length > 0) this.finishedEarly = () => this.stoppedEarly;
   }
 
   push(batch: UpstreamEvent[]): string {
     let out = "";
     // Every event is read: the translation needs its fields (a text delta's included), so nothing goes out unparsed.
     for (const e of batch) for (const o of this.rewriter.push(e.ev, e.data)) out += this.translator.push(o);
+    if (this.finishedEarly !== undefined && this.stoppedEarly === null) {
+      // A stop sequence in this batch and no terminal event yet: the reply ends now, its usage what was produced.
+      const end = this.translator.endAtStop(() => usageOfTokens(this.source.estimate()));
+      if (end !== "") {
+        out += end;
+        this.stoppedEarly = "stop_sequence";
+      }
+    }
     return out;
   }
 

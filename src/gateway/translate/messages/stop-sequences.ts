@@ -3,6 +3,7 @@
  * characters that could still be the start of a stop sequence; when one appears, the text before it is the last the
  * caller gets. A sequence split across deltas is found as surely as one inside a delta.
  */
+import type { ResponsesStreamEvent } from "../../wire/responses-types";
 
 export interface StopCut {
   /** Text the caller may have now. */
@@ -75,4 +76,43 @@ export function cutAtStopSequence(text: string, sequences: readonly string[]): S
   const cutter = new StopSequenceCutter(sequences);
   const head = cutter.push(text);
   return head.stopped !== null ? head : { text: head.text + cutter.flush(), stopped: null };
+}
+
+/**
+ * Watches a Responses event stream for the moment a stop sequence appears in the text a collected reply is cut from
+ * (each content part apart, as responses-to-messages.ts cuts it): true from that event on. The reply has then all
+ * the caller will get, so the upstream need not be read further.
+ */
+export function createStopWatch(sequences: readonly string[]): (ev: ResponsesStreamEvent) => boolean {
+  const cutters = new Map<string, StopSequenceCutter>();
+  let stopped = false;
+  const found = (cut: StopCut) => (stopped = cut.stopped !== null);
+  return (ev) => {
+    if (stopped) return true;
+    switch (ev.type) {
+      case "response.output_text.delta":
+      case "response.refusal.delta": {
+        if (typeof ev.delta !== "string") return false;
+        const key = `${ev.output_index}:${ev.content_index ?? 0}`;
+        let cutter = cutters.get(key);
+        if (!cutter) cutters.set(key, (cutter = new StopSequenceCutter(sequences)));
+        return found(cutter.push(ev.delta));
+      }
+      // A whole text is what the collected part holds (it wins over the deltas): looked at whole.
+      case "response.output_text.done":
+        return typeof ev.text === "string" && found(cutAtStopSequence(ev.text, sequences));
+      case "response.refusal.done":
+        return typeof ev.refusal === "string" && found(cutAtStopSequence(ev.refusal, sequences));
+      case "response.output_item.done": {
+        const content = ev.item?.type === "message" && Array.isArray(ev.item.content) ? ev.item.content : [];
+        for (const part of content) {
+          const text = part?.type === "output_text" ? part.text : part?.type === "refusal" ? part.refusal : null;
+          if (typeof text === "string" && found(cutAtStopSequence(text, sequences))) return true;
+        }
+        return false;
+      }
+      default:
+        return false;
+    }
+  };
 }

@@ -6,7 +6,7 @@
  * content_block_stop (text, tool_use, thinking or redacted_thinking, one block open at a time, as Responses items come
  * one at a time), then message_delta (stop reason, usage) and message_stop. An upstream failure is an in-band `error`
  * event, after which nothing more is said. Stop sequences are cut here (stop-sequences.ts): after one, the rest of the
- * upstream's output is not passed on.
+ * upstream's output is not passed on, and the reply may end at once (endAtStop) without waiting for the upstream's.
  */
 import { mapStreamFailure } from "../../wire/failure";
 import type { ResponseObject, ResponsesStreamEvent, ResponsesUsage } from "../../wire/responses-types";
@@ -34,6 +34,11 @@ export interface MessagesStreamTranslator {
   finish(): string;
   /** A failure Gantry reports (the stream broke, the answer was withheld): an error event, unless the stream already ended. */
   fail(type: MessagesErrorType, message: string): string;
+  /**
+   * Once a stop sequence cut the reply, its end now rather than at the upstream's (message_delta with `usage`, what
+   * was produced so far, and message_stop); "" before a stop, or once the stream ended.
+   */
+  endAtStop(usage: () => ResponsesUsage): string;
 }
 
 export function frame(type: string, data: object): string {
@@ -219,12 +224,13 @@ export function createMessagesStreamTranslator(opts: MessagesStreamOptions): Mes
     // Nothing streamed: the terminal output is the whole reply.
     if (!emitted && Array.isArray(response?.output)) response.output.forEach((item, i) => (out += itemDone(i, item as Record<string, any>)));
     out += closeOpen();
-    const stopReason = stopReasonOf(status, response?.incomplete_details?.reason, stopped, sawToolUse);
-    const usage = usageToMessages(response?.usage);
-    out += frame("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: stopped }, usage });
-    out += frame("message_stop", { type: "message_stop" });
+    return out + finale(stopReasonOf(status, response?.incomplete_details?.reason, stopped, sawToolUse), response?.usage);
+  }
+
+  function finale(stopReason: MessagesStopReason, usage: ResponsesUsage | null | undefined): string {
     ended = true;
-    return out;
+    const delta = { stop_reason: stopReason, stop_sequence: stopped };
+    return frame("message_delta", { type: "message_delta", delta, usage: usageToMessages(usage) }) + frame("message_stop", { type: "message_stop" });
   }
 
   function errorEvent(type: MessagesErrorType, message: string): string {
@@ -278,6 +284,8 @@ export function createMessagesStreamTranslator(opts: MessagesStreamOptions): Mes
     push,
     finish: () => (ended ? "" : start() + errorEvent("api_error", "The upstream stream ended before the response was complete.")),
     fail: (type, message) => (ended ? "" : start() + errorEvent(type, message)),
+    // The block the sequence ended was closed when it was found.
+    endAtStop: (usage) => (ended || stopped === null ? "" : finale("stop_sequence", usage())),
   };
 }
 
