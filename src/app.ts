@@ -11,7 +11,7 @@ import { handleResponses } from "./gateway/dialects/responses/responses-route";
 import { handleChatCompletions } from "./gateway/dialects/chat/chat-route";
 import { handleMessages } from "./gateway/dialects/messages/messages-route";
 import { handleCountTokens } from "./gateway/dialects/messages/count-tokens-route";
-import { handleModels } from "./gateway/routes/models-route";
+import { handleModel, handleModels } from "./gateway/routes/models-route";
 import { webSocketRefusal } from "./gateway/websocket-refusal";
 import { handleDeleteResponse, handleGetResponse, handleInputItems } from "./gateway/routes/stored-responses-route";
 import { keysApi } from "./admin/keys-api";
@@ -45,6 +45,7 @@ function gatewayRoutes(deps: AppDeps) {
     app.post(`${prefix}/messages`, ({ request }) => handleMessages(deps, request), { parse: "none", detail: GATEWAY_DOCS.messages });
     app.post(`${prefix}/messages/count_tokens`, ({ request }) => handleCountTokens(deps, request), { parse: "none", detail: GATEWAY_DOCS.countTokens });
     app.get(`${prefix}/models`, ({ request }) => handleModels(deps, request), { detail: GATEWAY_DOCS.models });
+    app.get(`${prefix}/models/:id`, ({ request, params }) => handleModel(deps, request, params.id), { detail: GATEWAY_DOCS.retrieveModel });
     app.get(`${prefix}/responses/:id`, ({ request, params }) => handleGetResponse(deps, request, params.id), { detail: GATEWAY_DOCS.getResponse });
     app.get(`${prefix}/responses/:id/input_items`, ({ request, params }) => handleInputItems(deps, request, params.id), { detail: GATEWAY_DOCS.inputItems });
     app.delete(`${prefix}/responses/:id`, ({ request, params }) => handleDeleteResponse(deps, request, params.id), { detail: GATEWAY_DOCS.deleteResponse });

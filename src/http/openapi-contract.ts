@@ -365,6 +365,16 @@ export const GATEWAY_DOCS = {
     ],
     responses: { "200": json(ModelList, "The models this key may use"), ...errors(401, 403, 429, 502, 503) },
   },
+  retrieveModel: {
+    tags: ["Model gateway"],
+    summary: "Retrieve a model",
+    description:
+      "One model of the list, if this key may use it: `{id, object: \"model\", created, owned_by}`; an alias name (exact or matching a pattern) is its target's entry " +
+      "under the name asked for. With an `anthropic-version` header: Anthropic's shape (`type: model`, `id`, `display_name`, `created_at`), the key in `x-api-key` and errors in Anthropic's envelope. " +
+      "A model the upstream does not list, or one the key may not use, is a 404. Also served at `/models/{id}`.",
+    security,
+    responses: { "200": json(t.Object({ id: t.String(), object: t.Literal("model"), created: t.Integer(), owned_by: t.String() }, open), "The model"), ...errors(401, 404, 429, 502, 503) },
+  },
   getResponse: {
     tags: ["Model gateway"],
     summary: "Retrieve a stored response",
@@ -400,7 +410,7 @@ export const GATEWAY_DOCS = {
       ...errors(401, 403, 404, 429),
     },
   },
-} as unknown as Record<"responses" | "chat" | "messages" | "countTokens" | "models" | "getResponse" | "inputItems" | "deleteResponse", DocumentDecoration>;
+} as unknown as Record<"responses" | "chat" | "messages" | "countTokens" | "models" | "retrieveModel" | "getResponse" | "inputItems" | "deleteResponse", DocumentDecoration>;
 
 /** Documentation of the site routes, merged by path and method into the generated document. */
 export const SITE_DOCS: Record<string, Record<string, Record<string, unknown>>> = {

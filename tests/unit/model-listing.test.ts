@@ -1,7 +1,7 @@
 /** What /v1/models lists for a key (aliases' exact names first), and Anthropic's paged shape of it. */
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors";
-import { anthropicModelPage, listedModels, modelPageOf } from "../../src/gateway/translate/model-listing";
+import { anthropicModelPage, listedModels, modelPageOf, openAiModel, retrievedModel } from "../../src/gateway/translate/model-listing";
 
 const upstream = [
   { id: "gpt-5.4", object: "model", created: 1767225600, owned_by: "openai" },
@@ -83,5 +83,34 @@ describe("Anthropic's list", () => {
       expect(err).toBeInstanceOf(AppError);
       expect([(err as AppError).status, (err as AppError).param]).toEqual([400, param]);
     }
+  });
+});
+
+describe("one model retrieved", () => {
+  const upstream = [
+    { id: "gpt-5.4", object: "model", created: 1, owned_by: "openai" },
+    { id: "claude-x", object: "model", created: 2, owned_by: "someone" },
+  ];
+  const aliases: Record<string, string> = { "claude-x": "gpt-5.4", "claude-pat-1": "gpt-5.4", "claude-gone": "gpt-3" };
+  const upstreamOf = (m: string) => aliases[m] ?? null;
+  const all = () => true;
+
+  test("an upstream name is its own entry; an alias (exact or by pattern) its target's under the name asked for, winning over an upstream model of that name", () => {
+    expect(retrievedModel(upstream, "gpt-5.4", upstreamOf, all)).toEqual({ entry: upstream[0], target: null });
+    expect(retrievedModel(upstream, "claude-x", upstreamOf, all)).toEqual({ entry: { ...upstream[0]!, id: "claude-x" }, target: "gpt-5.4" });
+    expect(retrievedModel(upstream, "claude-pat-1", upstreamOf, all)?.target).toBe("gpt-5.4");
+  });
+
+  test("unknown, an alias whose target is not listed, and a name the key may not use: null alike", () => {
+    expect(retrievedModel(upstream, "nope", upstreamOf, all)).toBeNull();
+    expect(retrievedModel(upstream, "claude-gone", upstreamOf, all)).toBeNull();
+    expect(retrievedModel(upstream, "gpt-5.4", upstreamOf, (m) => m !== "gpt-5.4")).toBeNull();
+    // The permission judges the name asked for, not the target.
+    expect(retrievedModel(upstream, "claude-x", upstreamOf, (m) => m !== "gpt-5.4")).not.toBeNull();
+  });
+
+  test("OpenAI's shape whatever the upstream left out", () => {
+    expect(openAiModel({ id: "m" })).toEqual({ id: "m", object: "model", created: 0, owned_by: "system" });
+    expect(openAiModel({ id: "m", created: 5, owned_by: "o", extra: 1 } as any)).toEqual({ id: "m", object: "model", created: 5, owned_by: "o", extra: 1 } as any);
   });
 });

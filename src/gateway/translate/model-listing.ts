@@ -1,5 +1,6 @@
 /**
- * What `GET /v1/models` lists for a key, and the list in Anthropic's shape (pure).
+ * What `GET /v1/models` lists for a key, and the list in Anthropic's shape; the one model `GET /v1/models/{id}`
+ * answers (pure).
  *
  * A key sees the exact names of the operator's model aliases it may use whose target the upstream lists (a pattern
  * names no model a client could pick, and an alias whose target is gone would only fail), then the upstream's
@@ -30,6 +31,32 @@ export function listedModels<T extends { id: string }>(
   }
   for (const m of upstream) if (!aliasNames.has(m.id.toLowerCase()) && allows(m.id)) out.push({ entry: m, target: null });
   return out;
+}
+
+/**
+ * The model `GET /v1/models/{id}` answers for a key, or null when it is unknown or not the key's (the two are not told
+ * apart: a key learns nothing of the models it may not use). The key's permission judges the name as sent, as for a
+ * call; an alias (an exact name or a pattern's) is its target's entry under the name asked for, when the upstream
+ * lists the target; any other name is the upstream's own entry.
+ */
+export function retrievedModel<T extends { id: string }>(
+  upstream: readonly T[],
+  id: string,
+  upstreamOf: (model: string) => string | null,
+  allows: (model: string) => boolean,
+): ListedModel<T> | null {
+  if (!allows(id)) return null;
+  const target = upstreamOf(id);
+  const entry = upstream.find((m) => m.id === (target ?? id));
+  if (!entry) return null;
+  return target === null ? { entry, target: null } : { entry: { ...entry, id }, target };
+}
+
+/** One entry in OpenAI's shape (`{id, object: "model", created, owned_by}`), whatever the upstream left out of it. */
+export function openAiModel(entry: { id: string; created?: unknown; owned_by?: unknown }): { id: string; object: "model"; created: number; owned_by: string } {
+  const created = typeof entry.created === "number" && Number.isSafeInteger(entry.created) && entry.created >= 0 ? entry.created : 0;
+  const ownedBy = typeof entry.owned_by === "string" ? entry.owned_by : "system";
+  return { ...entry, id: entry.id, object: "model", created, owned_by: ownedBy };
 }
 
 /** A page of Anthropic's list: `limit` (1–1000, 20 unless given) entries after `after_id` or before `before_id`. */
