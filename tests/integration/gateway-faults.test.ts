@@ -253,6 +253,17 @@ describe("after the stream started: in-band failure, never a clean finish", () =
       if (c.settlesUsage) expect(row.inputTokens).toBeGreaterThan(0);
     });
 
+    // Not kept (store: false), the stream is forwarded unparsed: the failure still takes the next number.
+    test(`responses, stream:true, store:false: ${c.name}`, async () => {
+      upstream.setScenario(c.scenario);
+      const { key } = await newKey();
+      const res = await fetch(`${g.url}${RESPONSES.path}`, authed(key, { ...RESPONSES.body(true), store: false }));
+      expect(res.status).toBe(200);
+      const events = await readSseData(res);
+      expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+      expect(events.at(-1).type).toBe("response.failed");
+    });
+
     test(`chat, stream:true: ${c.name}`, async () => {
       upstream.setScenario(c.scenario);
       const { key, id } = await newKey();

@@ -11,6 +11,7 @@ import type { FailureOutcome, PipelineSink } from "../../pipeline/pipeline";
 import { SSE_KEEPALIVE, encodeEvent, frameEvent } from "../../wire/sse-encode";
 import { isUnread, type UpstreamEvent } from "../../wire/stream-event";
 import { createResponsesStreamRewriter } from "../../wire/stream-rewrite";
+import { sequenceInText } from "../../wire/sequence-text";
 
 export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
   readonly keepAlive = SSE_KEEPALIVE;
@@ -40,7 +41,8 @@ export class ResponsesSink implements PipelineSink<UpstreamEvent[]> {
       // A kept response learns ids and items from the events that carry them: from their text when it is plain.
       const found = isUnread(e) && this.keeper ? this.keeper.textIds(e) : NO_ID;
       if (isUnread(e) && found !== null && this.rewriter.skips(e)) {
-        if (this.lastSequence >= 0) this.lastSequence++;
+        // Unparsed, it follows the previous event's number; the first one's is read off its text.
+        this.lastSequence = this.lastSequence >= 0 ? this.lastSequence + 1 : sequenceInText(e.data);
         // The type was checked against the payload's own and has no line break; the data is one line.
         out += `event: ${e.type}\ndata: ${this.keeper ? this.keeper.rewriteText(e, found) : e.data}\n\n`;
         continue;
