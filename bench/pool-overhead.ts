@@ -21,7 +21,7 @@ const reply = { response: new Response("data: {}\n\n"), ttfbMs: 1 };
 const client = { postResponses: async () => reply };
 const quirks = new ParameterQuirks([]);
 const account: UpstreamAccount = { name: "default", baseUrl: "http://x/v1", apiKey: "k", models: ["*"], modelMap: {}, priority: 1, weight: 1, maxConcurrency: null };
-const pool = new UpstreamPool({ accounts: [account], clientOf: () => client, state: new MemoryPoolState(), events: NO_POOL_EVENTS, quirks, log: silentLogger, now: Date.now, maxEventBytes: 1 << 23, holdQuietMs: 15_000 });
+const pool = new UpstreamPool({ accounts: [account], clientOf: () => client, state: new MemoryPoolState(), events: NO_POOL_EVENTS, quirksOf: () => quirks, log: silentLogger, now: Date.now, maxEventBytes: 1 << 23, holdQuietMs: 15_000 });
 const request = { model: "gpt-5.4", input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }], stream: true };
 const signal = new AbortController().signal;
 

@@ -38,7 +38,7 @@ import type { PoolStateStore, PoolView, UpstreamAccount } from "./gateway/upstre
 import { InProcessHeartbeatLimits } from "./site/heartbeats/heartbeat-limits";
 import { StorageReserve } from "./state/storage-reserve";
 import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
-import { upstreamIdentity } from "./gateway/upstream/refused-params-repository";
+import { AccountQuirks } from "./gateway/upstream/account-quirks";
 import type { StoredResponseRepository } from "./gateway/responses/stored-response-repository";
 import type { AdminSessionStore } from "./admin/admin-session-store";
 import type { Stores } from "./store/stores";
@@ -87,7 +87,8 @@ export interface AppDeps {
   pool: PoolView;
   /** Every call to the upstream goes through it: the choice of an account, failover, cooldowns. */
   upstreamPool: UpstreamPool;
-  quirks: ParameterQuirks;
+  /** Parameters each account's upstream refuses (learnt from its 400s, and the configured ones). */
+  quirks: AccountQuirks;
   responses: StoredResponseRepository;
   models: ModelList;
   /** The upstream's name for a model a caller names (GANTRY_MODEL_ALIASES). */
@@ -234,16 +235,19 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const upstreamAccounts = accounts.length > 0 ? accounts : [unconfiguredAccount()];
   const upstreamClients = clientsOf(upstreamAccounts, config, options.fetch);
   const upstream = upstreamClients.get(upstreamAccounts[0]!.name)!;
-  // Parameters the upstream refused before (this or another instance, before a restart) are dropped from the first call.
-  const quirks = new ParameterQuirks(
-    config.upstreamDropParams,
-    (model, param) => log.warn("the upstream refuses a parameter: it is dropped from requests for this model from now on", { model, param }),
-    {
-      repository: stores.refusedParams,
-      upstream: upstreamIdentity(config.upstreamUrl),
-      now,
-      onWriteError: (err, model, param) => log.warn("a refused parameter could not be stored: it is learnt again after a restart", { model, param, error: (err as Error).message }),
-    },
+  // Parameters an account's upstream refused before (this or another instance, before a restart) are dropped from the
+  // first call to that account; each upstream (base URL) learns its own.
+  const quirks = new AccountQuirks(upstreamAccounts, (upstreamName, names) =>
+    new ParameterQuirks(
+      config.upstreamDropParams,
+      (model, param) => log.warn("the upstream refuses a parameter: it is dropped from requests for this model to its account from now on", { account: names.join(", "), model, param }),
+      {
+        repository: stores.refusedParams,
+        upstream: upstreamName,
+        now,
+        onWriteError: (err, model, param) => log.warn("a refused parameter could not be stored: it is learnt again after a restart", { account: names.join(", "), model, param, error: (err as Error).message }),
+      },
+    ),
   );
   try {
     await quirks.load();
@@ -282,7 +286,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     clientOf: (a) => upstreamClients.get(a.name)!,
     state: poolState,
     events: poolEvents,
-    quirks,
+    quirksOf: (a) => quirks.of(a),
     log,
     now,
     maxEventBytes: config.maxUpstreamEventBytes,

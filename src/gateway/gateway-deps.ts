@@ -11,7 +11,6 @@ import type { NormalizeOptions } from "./translate/normalize";
 import type { ModelList } from "./upstream/model-list";
 import type { UpstreamPool } from "./upstream/pool";
 import type { StoredResponseRepository } from "./responses/stored-response-repository";
-import type { ParameterQuirks } from "./upstream/unsupported-params";
 import type { Settler } from "./usage/settle";
 import type { LedgerHealth } from "./usage/ledger-health";
 import type { StallWatch } from "./pipeline/stall-watch";
@@ -37,8 +36,6 @@ export interface GatewayDeps extends CallDeps {
   normalizeOptions: NormalizeOptions;
   /** The upstream accounts: every call to the upstream goes through it (choice, failover, cooldowns). */
   upstreamPool: Pick<UpstreamPool, "post" | "postRaw">;
-  /** Parameters the upstream refuses, per model (learnt from its 400s, and the configured ones). */
-  quirks: ParameterQuirks;
   models: Pick<ModelList, "get">;
   /** The upstream's name for a model a caller names (GANTRY_MODEL_ALIASES). */
   modelAliases: ModelAliases;

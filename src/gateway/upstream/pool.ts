@@ -31,7 +31,8 @@ export interface PoolDeps {
   clientOf: (account: UpstreamAccount) => Pick<Upstream, "postResponses">;
   state: PoolStateStore;
   events: PoolEvents;
-  quirks: ParameterQuirks;
+  /** The refused parameters of an account's upstream (learnt and applied per account: account-quirks.ts). */
+  quirksOf: (account: UpstreamAccount) => ParameterQuirks;
   log: Logger;
   now: () => number;
   /** A number in [0, 1) for the weighted choice. */
@@ -168,7 +169,7 @@ export class UpstreamPool {
     if (req.encryptedOwners && this.single === null) request = withoutForeignReasoning(request, name, req.encryptedOwners);
     let posted: PostedRequest;
     try {
-      posted = await postResponses({ upstream: this.deps.clientOf(account), quirks: this.deps.quirks }, upstreamModel, request, req.signal);
+      posted = await postResponses({ upstream: this.deps.clientOf(account), quirks: this.deps.quirksOf(account) }, upstreamModel, request, req.signal);
     } catch (err) {
       release();
       if (req.signal.aborted) return { ok: false, error: err, kind: null };
