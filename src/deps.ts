@@ -280,7 +280,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   metrics = options.metrics ?? createPrometheusMetrics(metricSources(limiter, releases, engagement, async () => (await pool?.list()) ?? []));
   const poolEvents = new PoolCounters(metrics);
   const probeClient = (a: UpstreamAccount) => upstreamClients.get(a.name) ?? upstream;
-  pool = new PoolReport({ accounts, state: poolState, counters: poolEvents, probe: modelListProbe(probeClient), now });
+  // An operator's change reaches this instance's pool at once (others sharing Redis read it within a second).
+  pool = new PoolReport({ accounts, state: poolState, counters: poolEvents, probe: modelListProbe(probeClient), now, changed: () => upstreamPool.operatorChanged() });
   const upstreamPool = new UpstreamPool({
     accounts: upstreamAccounts,
     clientOf: (a) => upstreamClients.get(a.name)!,

@@ -1,11 +1,14 @@
 /**
  * The upstream accounts as operators reach them over HTTP: GET /admin/api/upstreams, the test, disable and enable
  * actions (behind the admin guard, CSRF for a browser session), and the per-account series in /metrics, on a real
- * server with a fake upstream; and two servers on one Redis seeing the same state.
+ * server with a fake upstream; a pool of one whose account an operator disabled refuses calls (its automatic states
+ * do not); and two servers on one Redis seeing the same state, the second refusing calls within a second of the
+ * first's disable.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream";
-import { startGantry, TEST_ADMIN_TOKEN, type Gantry } from "../support/harness";
+import { authed, startGantry, TEST_ADMIN_TOKEN, type Gantry } from "../support/harness";
+import { pollUntil } from "../support/poll";
 import { redisUnavailable, redisUrl } from "../support/redis";
 
 describe("/admin/api/upstreams", () => {
@@ -95,6 +98,49 @@ describe("/admin/api/upstreams", () => {
     expect(await enabled.json()).toMatchObject({ name: "default", state: "healthy", reason: null });
   });
 
+  test("a pool of one whose account an operator disabled answers 503 saying so, upstream untouched; enable serves again", async () => {
+    const key = await g.createKey();
+    const calls = {
+      responses: () => fetch(`${g.url}/v1/responses`, authed(key, { model: "gpt-5.4", input: "hi", store: false })),
+      chat: () => fetch(`${g.url}/v1/chat/completions`, authed(key, { model: "gpt-5.4", messages: [{ role: "user", content: "hi" }] })),
+      raw: () => fetch(`${g.url}/v1/responses`, authed(key, { model: "gpt-5.4", instructions: "Be brief.", input: "hi", stream: true, store: false }, { "x-upstream-mode": "raw" })),
+    };
+    const posts = () => upstream.requests.filter((r) => r.path === "/v1/responses").length;
+    expect((await g.admin("/admin/api/upstreams/default/disable", { method: "POST" })).status).toBe(200);
+    try {
+      const before = posts();
+      for (const [name, call] of Object.entries(calls)) {
+        const res = await call();
+        expect([name, res.status]).toEqual([name, 503]);
+        const { error } = await res.json();
+        expect(error.code).toBe("upstream_unavailable");
+        expect(error.message).toContain("'default' is disabled by an operator");
+        expect(error.message).toContain("gantry upstreams enable default");
+      }
+      expect(posts()).toBe(before);
+    } finally {
+      expect((await g.admin("/admin/api/upstreams/default/enable", { method: "POST" })).status).toBe(200);
+    }
+    for (const [name, call] of Object.entries(calls)) {
+      const res = await call();
+      expect([name, res.status, res.status === 200 ? "" : await res.text()]).toEqual([name, 200, ""]);
+    }
+  });
+
+  test("a pool of one still sends every call to its account when only automatic states hold it out", async () => {
+    const key = await g.createKey();
+    await g.deps.poolState.disable("default", "auth", false);
+    await g.deps.poolState.cool("default", null, Date.now() + 60_000, "rate_limited");
+    try {
+      // The pool reads its account's state again at the next call (as after an operator's change here).
+      g.deps.upstreamPool.operatorChanged();
+      const res = await fetch(`${g.url}/v1/responses`, authed(key, { model: "gpt-5.4", input: "hi", store: false }));
+      expect(res.status).toBe(200);
+    } finally {
+      await g.deps.poolState.enable("default");
+    }
+  });
+
   test("an unknown account is a 404 with the error envelope, for every action", async () => {
     for (const action of ["test", "disable", "enable"]) {
       const res = await g.admin(`/admin/api/upstreams/nobody%20here/${action}`, { method: "POST" });
@@ -154,6 +200,33 @@ describe("two instances on one Redis", () => {
       await b.deps.poolState.adjustInFlight("default", 1);
       expect((await (await a.admin("/admin/api/upstreams")).json()).data[0]).toMatchObject({ state: "cooling", until: new Date(until).toISOString(), inFlight: 1 });
       await b.deps.poolState.adjustInFlight("default", -1);
+      await b.deps.poolState.enable("default");
+    } finally {
+      await a.admin("/admin/api/upstreams/default/enable", { method: "POST" });
+      await a.stop();
+      await b.stop();
+      await upstream.close();
+    }
+  });
+});
+
+describe("a pool of one disabled through another instance on one Redis", () => {
+  test.skipIf(redisUnavailable() !== null)("the other instance refuses calls within a second, and serves again within a second of enable", async () => {
+    const url = await redisUrl();
+    const upstream = await startFakeUpstream({ apiKey: "upstream-secret-key" });
+    const [a, b] = [await startGantry({ config: { upstreamUrl: upstream.url, redisUrl: url } }), await startGantry({ config: { upstreamUrl: upstream.url, redisUrl: url } })];
+    try {
+      await a.admin("/admin/api/upstreams/default/enable", { method: "POST" });
+      const key = await b.createKey();
+      const status = async () => (await fetch(`${b.url}/v1/responses`, authed(key, { model: "gpt-5.4", input: "hi", store: false }))).status;
+      expect(await status()).toBe(200);
+      expect((await a.admin("/admin/api/upstreams/default/disable", { method: "POST" })).status).toBe(200);
+      // The documented propagation is a second; the margin is for a loaded machine.
+      const off = await pollUntil(status, (s) => s === 503, { what: "b refusing calls", timeoutMs: 10_000 });
+      expect(off.elapsedMs).toBeLessThan(3000);
+      expect((await a.admin("/admin/api/upstreams/default/enable", { method: "POST" })).status).toBe(200);
+      const on = await pollUntil(status, (s) => s === 200, { what: "b serving again", timeoutMs: 10_000 });
+      expect(on.elapsedMs).toBeLessThan(3000);
     } finally {
       await a.admin("/admin/api/upstreams/default/enable", { method: "POST" });
       await a.stop();

@@ -25,6 +25,8 @@ export interface PoolReportDeps {
   counters: { counters(account: string): AccountCounters };
   probe: AccountProbe;
   now: () => number;
+  /** Told after an operator's disable or enable here (the pool of one keeps its account's state: pool.ts). */
+  changed?: () => void;
 }
 
 export class PoolReport implements PoolView {
@@ -50,10 +52,12 @@ export class PoolReport implements PoolView {
 
   async disable(name: string): Promise<void> {
     await this.deps.state.disable(this.account(name).name, OPERATOR_REASON, true);
+    this.deps.changed?.();
   }
 
   async enable(name: string): Promise<void> {
     await this.deps.state.enable(this.account(name).name);
+    this.deps.changed?.();
   }
 
   private account(name: string): UpstreamAccount {

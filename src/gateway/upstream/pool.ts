@@ -8,7 +8,8 @@
  *
  * A pool of one takes a short path: no health read, no choice, no hold (there is nowhere to fail over to), and every
  * call goes to the account whatever its cooldown (the upstream is the only judge left); its failures are still
- * recorded for the reports.
+ * recorded for the reports. The one state it honours is an operator's disable (sole-account-gate.ts: kept, read
+ * again at most once a second): then calls are refused with a 503 that says so.
  */
 import { AppError } from "../../errors";
 import type { Logger } from "../../log";
@@ -21,6 +22,7 @@ import { postResponses, type PostedRequest } from "./post-responses";
 import { allOutReply, chooseAccount, upstreamModelOf, type OutAccount } from "./rules/choose-account";
 import { withoutForeignReasoning } from "./rules/foreign-reasoning";
 import { classifyFailure, consequenceOf, PROBE_TTL_MS, resetDeadline, WINDOW_COOL_MS, WINDOW_MS, windowTripped, type AttemptFailure } from "./rules/cooldown";
+import { SoleAccountGate } from "./sole-account-gate";
 import type { ParameterQuirks } from "./unsupported-params";
 import type { Upstream, UpstreamReply } from "./upstream";
 import { UpstreamRefusal } from "./upstream-errors";
@@ -81,12 +83,15 @@ export class UpstreamPool {
   readonly accounts: readonly UpstreamAccount[];
   private readonly names: string[];
   private readonly single: UpstreamAccount | null;
+  /** A pool of one: whether an operator disabled its account (null for a pool of several, which reads the state). */
+  private readonly soleGate: SoleAccountGate | null;
   private readonly random: () => number;
 
   constructor(private readonly deps: PoolDeps) {
     this.accounts = deps.accounts;
     this.names = deps.accounts.map((a) => a.name);
     this.single = deps.accounts.length === 1 ? deps.accounts[0]! : null;
+    this.soleGate = this.single ? new SoleAccountGate(deps.state, this.single.name) : null;
     this.random = deps.random ?? Math.random;
   }
 
@@ -94,6 +99,8 @@ export class UpstreamPool {
   async post(req: PoolRequest): Promise<PooledReply> {
     const single = this.single;
     if (single) {
+      const off = this.soleGate!.disabledByOperator();
+      if (off === true || (off !== false && (await off))) throw soleDisabled(single);
       const r = await this.attempt(single, req, false, false);
       if (r.ok) return r.reply;
       throw r.error;
@@ -106,6 +113,8 @@ export class UpstreamPool {
   async postRaw(text: string, signal: AbortSignal, callerHeaders: Headers, model: string): Promise<PooledRawReply> {
     const single = this.single;
     if (single) {
+      const off = this.soleGate!.disabledByOperator();
+      if (off === true || (off !== false && (await off))) throw soleDisabled(single);
       const r = await this.attemptRaw(single, text, signal, callerHeaders, model, false, null);
       if (r.ok) return r.reply;
       throw r.error;
@@ -126,6 +135,11 @@ export class UpstreamPool {
       if (last && !signal.aborted) return last;
       throw err;
     }
+  }
+
+  /** An operator enabled or disabled an account on this instance: a pool of one reads its state again at the next call. */
+  operatorChanged(): void {
+    this.soleGate?.invalidate();
   }
 
   /** The failover loop: choose, try, and on an account's failure choose again among the accounts not tried yet. */
@@ -320,6 +334,15 @@ export class UpstreamPool {
     }
     return new AppError("service_unavailable", `No upstream account serving '${model}' is available; retry after ${reply.retryAfterSeconds} s.`, { rawCode: "upstream_unavailable", headers });
   }
+}
+
+/** The refusal of a pool of one whose account an operator disabled. */
+function soleDisabled(account: UpstreamAccount): AppError {
+  return new AppError(
+    "service_unavailable",
+    `The upstream account '${account.name}' is disabled by an operator: calls are refused until it is enabled again (gantry upstreams enable ${account.name}).`,
+    { rawCode: "upstream_unavailable" },
+  );
 }
 
 /** What an attempt's thrown error says about the account. */
