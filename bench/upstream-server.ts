@@ -5,6 +5,9 @@
  *   A request whose model starts with "slow" gets the slow stream instead: the opening events at once, then one
  *   delta per SLOW_DELTA_MS until SLOW_HOLD_MS have passed, then the rest (for the open-streams scenario).
  * - GET /v1/models: a fixed model list.
+ * - Under /fail-503/ and /fail-event/ (an account base URL such as http://127.0.0.1:PORT/fail-503/v1), the same
+ *   routes fail before any content, on every call: POST .../responses answers 503 with a short JSON error, or a
+ *   stream of `response.created` then an `error` event (for the pool's failover scenarios, bench/pool-failover.ts).
  *
  * Bytes are built once from the same event builders the demo's simulated upstream uses, with a fixed id and
  * timestamp, so every run sends identical bytes.
@@ -84,12 +87,34 @@ function slowStream(signal: AbortSignal): ReadableStream<Uint8Array> {
   });
 }
 
+const FAIL_503 = encoder.encode(JSON.stringify({ error: { message: "The server is overloaded.", type: "server_error", code: null, param: null } }));
+const FAIL_EVENT = encoder.encode(
+  `event: response.created\ndata: ${JSON.stringify({ type: "response.created", sequence_number: 0, response: { id: "resp_fail", object: "response", created_at: 1_760_000_000, status: "in_progress", model: "demo-mini", output: [] } })}\n\n` +
+    `event: error\ndata: ${JSON.stringify({ type: "error", sequence_number: 1, code: "server_error", message: "The server had an error.", param: null })}\n\n`,
+);
+
+/** A failing account's reply (see the header), or null for a path without a fault prefix. */
+async function fault(req: Request, path: string): Promise<Response | null> {
+  const kind = path.startsWith("/fail-503/") ? "503" : path.startsWith("/fail-event/") ? "event" : null;
+  if (kind === null) return null;
+  const rest = path.slice(path.indexOf("/", 1));
+  if (rest === "/v1/models") return new Response(MODELS, { headers: { "content-type": "application/json" } });
+  if (rest !== "/v1/responses" || req.method !== "POST") return null;
+  await req.arrayBuffer();
+  if (kind === "503") return new Response(FAIL_503, { status: 503, headers: { "content-type": "application/json" } });
+  return new Response(FAIL_EVENT, { headers: SSE_HEADERS });
+}
+
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port,
   idleTimeout: 0,
   async fetch(req) {
     const path = new URL(req.url).pathname;
+    if (path.startsWith("/fail-")) {
+      const failed = await fault(req, path);
+      if (failed) return failed;
+    }
     if (path === "/v1/responses" && req.method === "POST") {
       const body = await req.text();
       if (body.includes('"model":"slow')) return new Response(slowStream(req.signal), { headers: SSE_HEADERS });

@@ -2,7 +2,10 @@
  * Reads an upstream stream up to its first content, holding the opening events, so an attempt that fails before it
  * (an `error` event, `response.failed`, a cut) can be replaced by another account's with nothing sent to the
  * caller. The bytes read are kept as they came (no copy, no re-encoding) and handed on with the reader: the event
- * source then reads them first, as if the stream had not been touched.
+ * source then reads them first, as if the stream had not been touched. So the hold decodes no further than the
+ * first content: a chunk is fed to its decoder one event at a time (cut after each blank line), and what follows
+ * the event that commits is left to the event source, which decodes it anyway (a fast upstream sends the whole
+ * stream in one chunk).
  */
 import { classify } from "../wire/stream-event";
 import { createSseDecoder } from "../wire/sse-decode";
@@ -44,28 +47,47 @@ export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventByte
       clearTimeout(timer);
     }
     if (chunk.done) return fail("cut", null, "the stream ended before any content");
-    prefix.push(chunk.value);
-    bytes += chunk.value.byteLength;
-    let decoded;
-    try {
-      decoded = decoder.push(chunk.value);
-    } catch {
-      // An event too large to judge: the event source meets it again and fails the call as it always has.
-      return { committed: true, body: { prefix, reader } };
-    }
-    for (const sse of decoded) {
-      let e;
+    const bytesOf = chunk.value;
+    prefix.push(bytesOf);
+    bytes += bytesOf.byteLength;
+    for (let from = 0; from < bytesOf.byteLength; ) {
+      const to = afterBlankLine(bytesOf, from);
+      let decoded;
       try {
-        e = classify(sse);
+        decoded = decoder.push(from === 0 && to === bytesOf.byteLength ? bytesOf : bytesOf.subarray(from, to));
       } catch {
+        // An event too large to judge: the event source meets it again and fails the call as it always has.
         return { committed: true, body: { prefix, reader } };
       }
-      if (e === "done") continue;
-      const verdict = openingVerdict(e);
-      if (verdict === "commit") return { committed: true, body: { prefix, reader } };
-      if (verdict !== "hold") return fail("error", verdict.failed.code, verdict.failed.message);
-      events++;
+      from = to;
+      for (const sse of decoded) {
+        let e;
+        try {
+          e = classify(sse);
+        } catch {
+          return { committed: true, body: { prefix, reader } };
+        }
+        if (e === "done") continue;
+        const verdict = openingVerdict(e);
+        if (verdict === "commit") return { committed: true, body: { prefix, reader } };
+        if (verdict !== "hold") return fail("error", verdict.failed.code, verdict.failed.message);
+        events++;
+      }
     }
     if (events >= HOLD_MAX_EVENTS || bytes >= HOLD_MAX_BYTES) return { committed: true, body: { prefix, reader } };
   }
+}
+
+const LF = 10;
+
+/**
+ * Where the next piece of `bytes` to decode ends: just after the first "\n\n" from `from` (the end of an event as
+ * upstreams write it), else the end of the chunk. A CRLF stream is then fed a chunk at a time, which is as correct
+ * (the decoder takes any cut), only not as lazy.
+ */
+function afterBlankLine(bytes: Uint8Array, from: number): number {
+  for (let i = bytes.indexOf(LF, from); i !== -1 && i + 1 < bytes.byteLength; i = bytes.indexOf(LF, i + 1)) {
+    if (bytes[i + 1] === LF) return i + 2;
+  }
+  return bytes.byteLength;
 }

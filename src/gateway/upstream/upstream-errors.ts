@@ -4,12 +4,12 @@
  */
 import { AppError, type AppErrorOptions, type ErrorCode } from "../../errors";
 
-export function parseUpstreamErrorBody(text: string): { message: string; code: string | null; type: string | null; param: string | null } {
+export function parseUpstreamErrorBody(text: string): { message: string; code: string | null; type: string | null; param: string | null; json?: false } {
   let parsed: any;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return { message: text.trim().slice(0, 500) || "upstream error", code: null, type: null, param: null };
+    return { message: text.trim().slice(0, 500) || "upstream error", code: null, type: null, param: null, json: false };
   }
   if (parsed && typeof parsed === "object") {
     const e = parsed.error;
@@ -35,17 +35,27 @@ export function parseUpstreamErrorBody(text: string): { message: string; code: s
  * (exchange/error-reply.ts logs `detail` under the request id; a `generic` message gets the request id appended).
  */
 export class UpstreamRefusal extends AppError {
+  private redacted: string | null = null;
+
   constructor(
     code: ErrorCode,
     message: string,
     options: AppErrorOptions,
     readonly upstreamStatus: number,
-    /** The upstream's body (bounded, keys redacted): for the log only, never the caller. */
-    readonly detail: string,
+    /** The upstream's body as it came (its `detail` is what may be logged). */
+    private readonly body: string,
     /** The message says nothing of the upstream's own words: the request id is what lets an operator find them. */
     readonly generic: boolean,
   ) {
     super(code, message, options);
+  }
+
+  /**
+   * The upstream's body (bounded, keys redacted): for the log only, never the caller. Redacted when first read: the
+   * refusal of an attempt the pool fails over from is usually never logged, and should not pay for it.
+   */
+  get detail(): string {
+    return (this.redacted ??= upstreamDetail(this.body));
   }
 
   /** The error code in the upstream's body (`insufficient_quota`, `rate_limit_exceeded`), for the pool's rules. */
@@ -117,15 +127,15 @@ function token(v: string | null, re = TOKEN): string | null {
  * What the upstream said goes to the log, under the request id.
  */
 export function mapUpstreamError(status: number, bodyText: string, retryAfter: string | null, headers: Headers | null = null): UpstreamRefusal {
-  const err = refusalOf(status, bodyText, retryAfter);
-  err.upstreamCode = parseUpstreamErrorBody(bodyText).code;
+  const body = parseUpstreamErrorBody(bodyText);
+  const err = refusalOf(status, bodyText, body, retryAfter);
+  err.upstreamCode = body.code;
   err.upstreamHeaders = headers;
   return err;
 }
 
-function refusalOf(status: number, bodyText: string, retryAfter: string | null): UpstreamRefusal {
-  const body = parseUpstreamErrorBody(bodyText);
-  const detail = upstreamDetail(bodyText);
+function refusalOf(status: number, bodyText: string, body: ReturnType<typeof parseUpstreamErrorBody>, retryAfter: string | null): UpstreamRefusal {
+  const detail = bodyText;
   if (status === 401 || status === 403) {
     return new UpstreamRefusal("upstream_error", `The upstream refused the gateway's credentials (${status}).`, {}, status, detail, true);
   }
@@ -144,7 +154,7 @@ function refusalOf(status: number, bodyText: string, retryAfter: string | null):
     );
   }
   if (status >= 400 && status < 500) {
-    const message = isJson(bodyText) ? safeUpstreamMessage(body.message) : null;
+    const message = body.json !== false ? safeUpstreamMessage(body.message) : null;
     return new UpstreamRefusal(
       "invalid_request",
       message ?? `The upstream refused the request (${status}).`,
@@ -160,13 +170,4 @@ function refusalOf(status: number, bodyText: string, retryAfter: string | null):
     );
   }
   return new UpstreamRefusal("upstream_error", `The upstream failed (${status}).`, {}, status, detail, true);
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
 }

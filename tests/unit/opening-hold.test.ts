@@ -1,0 +1,62 @@
+/**
+ * The opening hold read a piece at a time: a chunk is decoded one event at a time up to the first content (the rest
+ * left to the event source, bytes untouched); failures before content are found wherever the chunks cut, in LF and
+ * CRLF streams alike.
+ */
+import { describe, expect, test } from "bun:test";
+import { holdOpening } from "../../src/gateway/upstream/opening-hold";
+
+const enc = new TextEncoder();
+const frame = (type: string, extra: object = {}, eol = "\n") => `event: ${type}${eol}data: ${JSON.stringify({ type, ...extra })}${eol}${eol}`;
+const created = (eol = "\n") => frame("response.created", { response: { id: "r", status: "in_progress", output: [] } }, eol);
+const delta = (eol = "\n") => frame("response.output_text.delta", { delta: "hi", item_id: "i", output_index: 0, content_index: 0 }, eol);
+const error = (eol = "\n") => frame("error", { code: "server_error", message: "boom" }, eol);
+
+function streamOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (i < chunks.length) c.enqueue(chunks[i++]!);
+      else c.close();
+    },
+  });
+}
+/** `text` cut into pieces of `size` bytes. */
+const cut = (text: string, size: number) => {
+  const bytes = enc.encode(text);
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+  return out;
+};
+const held = (text: string, size = 1 << 20) => holdOpening(streamOf(cut(text, size)), 1 << 20, 60_000);
+
+describe("holdOpening", () => {
+  test("one chunk with the whole stream commits at the first delta; its bytes are handed on as they came", async () => {
+    const text = created() + delta() + delta() + frame("response.completed", { response: { id: "r", status: "completed", output: [] } });
+    const out = await held(text);
+    expect(out.committed).toBe(true);
+    if (!out.committed) return;
+    expect(new TextDecoder().decode(Buffer.concat(out.body.prefix))).toBe(text);
+  });
+
+  test("what follows the first content in its chunk is not judged (a broken event there is the event source's)", async () => {
+    const out = await held(created() + delta() + "event: x\ndata: {not json\n\n");
+    expect(out.committed).toBe(true);
+  });
+
+  for (const eol of ["\n", "\r\n"]) {
+    for (const size of [1, 7, 64, 1 << 20]) {
+      test(`an error event before content fails the attempt (${eol === "\n" ? "LF" : "CRLF"}, chunks of ${size} bytes)`, async () => {
+        const out = await held(created(eol) + error(eol) + delta(eol), size);
+        expect(out).toMatchObject({ committed: false, inBand: "error", code: "server_error", message: "boom" });
+      });
+      test(`content after the opening commits (${eol === "\n" ? "LF" : "CRLF"}, chunks of ${size} bytes)`, async () => {
+        expect((await held(created(eol) + delta(eol) + error(eol), size)).committed).toBe(true);
+      });
+    }
+  }
+
+  test("a stream that ends before content is a cut", async () => {
+    expect(await held(created())).toMatchObject({ committed: false, inBand: "cut" });
+  });
+});
