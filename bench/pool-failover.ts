@@ -11,6 +11,8 @@
  *   failover-event   the same, a's stream being response.created then an `error` event
  *   attempt-503      the bare cost of one upstream attempt: a POST of the same body to a's URL, its 503 read
  *   attempt-event    the same against the failing stream
+ *   client-503       the same attempt through Gantry's upstream client (its first-byte deadline, the error body read
+ *                    within a bound, the refusal built), which is what a failover adds
  *   redis-healthy    the pool of one with GANTRY_REDIS_URL (a redis-server started for the run; its CPU shown apart);
  *                    the limiter stays in process, so the difference is the pool state's (in-flight up and down)
  *
@@ -42,6 +44,7 @@ const { createDeps } = await import(join(GANTRY_SOURCE, "src/deps.ts"));
 const { createApp } = await import(join(GANTRY_SOURCE, "src/app.ts"));
 const { createLogger } = await import(join(GANTRY_SOURCE, "src/log.ts"));
 const { InProcessLimiter } = await import(join(GANTRY_SOURCE, "src/gateway/limits/limiter.ts"));
+const { Upstream } = await import(join(GANTRY_SOURCE, "src/gateway/upstream/upstream.ts"));
 
 const work = mkdtempSync(join(tmpdir(), "gantry-pool-failover-"));
 const upstream = await startUpstream(work, null);
@@ -88,6 +91,12 @@ const attempt = (path: string, status: number) => async () => {
   if (res.status !== status) throw new Error(`attempt: status ${res.status}`);
 };
 
+const client503 = new Upstream({ baseUrl: `${upstream.url}/fail-503/v1`, apiKey: "bench-upstream-key", connectTimeoutMs: 10_000, firstByteTimeoutMs: 30_000, idleTimeoutMs: 300_000, retries: 0 });
+const viaClient = async () => {
+  const refused = await client503.postResponses(UNKEPT, new AbortController().signal).then(() => null, (err: unknown) => err);
+  if (refused === null) throw new Error("client-503: not refused");
+};
+
 const scenarios: Record<string, () => Promise<void>> = {
   healthy: call(one),
   "healthy-two": call(two),
@@ -95,6 +104,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   "failover-event": failing(fEvent),
   "attempt-503": attempt("/fail-503", 503),
   "attempt-event": attempt("/fail-event", 200),
+  "client-503": viaClient,
   "enable-only": () => f503.enableA(),
   ...(onRedis ? { "redis-healthy": call(onRedis) } : {}),
 };
@@ -127,14 +137,18 @@ process.stdout.write(`${GANTRY_SOURCE}\n`);
 process.stdout.write(`CPU per request, this process, ${N} requests a round, ${C} at a time, median of ${R} rounds\n`);
 for (const [name, xs] of Object.entries(results)) process.stdout.write(`${name.padEnd(16)}${fmt(xs)}\n`);
 if (redisCpu.length) process.stdout.write(`${"redis-server".padEnd(16)}${fmt(redisCpu)}  (its own CPU per redis-healthy request)\n`);
+// Differences paired by round (the scenarios of a round ran one after the other, under the same load), then their median.
+const diff = (a: string, b: string) => (results[a] && results[b] ? median(results[a]!.map((x, i) => x - results[b]![i]!)) : NaN);
 const m = (k: string) => median(results[k] ?? [NaN]);
 const enable = m("enable-only");
-process.stdout.write(`healthy-two - healthy: ${(m("healthy-two") - m("healthy")).toFixed(1)} µs (the choice in a pool of two)\n`);
-process.stdout.write(`failover-503 - healthy-two - enable:   ${(m("failover-503") - m("healthy-two") - enable).toFixed(1)} µs vs one attempt-503 ${m("attempt-503").toFixed(1)} µs\n`);
-process.stdout.write(`failover-event - healthy-two - enable: ${(m("failover-event") - m("healthy-two") - enable).toFixed(1)} µs vs one attempt-event ${m("attempt-event").toFixed(1)} µs\n`);
-process.stdout.write(`failover-503 - healthy - enable:   ${(m("failover-503") - m("healthy") - enable).toFixed(1)} µs vs one attempt-503 ${m("attempt-503").toFixed(1)} µs\n`);
-process.stdout.write(`failover-event - healthy - enable: ${(m("failover-event") - m("healthy") - enable).toFixed(1)} µs vs one attempt-event ${m("attempt-event").toFixed(1)} µs\n`);
-if (results["redis-healthy"]) process.stdout.write(`redis-healthy - healthy: ${(m("redis-healthy") - m("healthy")).toFixed(1)} µs in this process, plus ${median(redisCpu).toFixed(1)} µs in redis-server\n`);
+const line = (text: string) => process.stdout.write(`${text}\n`);
+line("differences, paired by round, median:");
+line(`  healthy-two - healthy:            ${diff("healthy-two", "healthy").toFixed(1)} µs (a pool of two: the choice, the hold of the opening events, the success recorded)`);
+line(`  failover-503 - healthy-two:       ${(diff("failover-503", "healthy-two") - enable).toFixed(1)} µs vs one attempt-503 ${m("attempt-503").toFixed(1)} µs`);
+line(`  failover-event - healthy-two:     ${(diff("failover-event", "healthy-two") - enable).toFixed(1)} µs vs one attempt-event ${m("attempt-event").toFixed(1)} µs`);
+line(`  failover-503 - healthy:           ${(diff("failover-503", "healthy") - enable).toFixed(1)} µs`);
+line(`  failover-event - healthy:         ${(diff("failover-event", "healthy") - enable).toFixed(1)} µs`);
+if (results["redis-healthy"]) line(`  redis-healthy - healthy:          ${diff("redis-healthy", "healthy").toFixed(1)} µs in this process, plus ${median(redisCpu).toFixed(1)} µs in redis-server`);
 
 for (const g of [one, two, f503, fEvent, onRedis]) g?.close();
 await upstream.stop();
