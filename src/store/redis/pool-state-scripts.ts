@@ -122,21 +122,26 @@ return { failures, requests }
 `;
 
 /**
- * KEYS: this instance's in-flight hash. ARGV: instance id, lease (ms), account, this instance's count on it.
- * The count is this instance's own (kept in its process), written as a value, never added to: a lost or repeated
- * command cannot push it below zero or leave it high. Registers the instance for a lease and returns the account's
- * count over every live instance.
+ * KEYS: this instance's in-flight hash. ARGV: instance id, lease (ms), n, then n account names whose totals are
+ * wanted, then account/count pairs (counts > 0): this instance's whole map. Rewrites the hash with the map (so a
+ * count back at 0 leaves it), registers the instance for a lease, and returns the n accounts' counts over every live
+ * instance. One call carries every change since the last one: streams that start and end while it runs are written
+ * with the next.
  */
-export const SET_IN_FLIGHT = `${SUM_IN_FLIGHT}
+export const FLUSH_IN_FLIGHT = `${SUM_IN_FLIGHT}
 local ids, now = live_instances()
 redis.call('ZADD', '${INSTANCES_KEY}', now + tonumber(ARGV[2]), ARGV[1])
-if tonumber(ARGV[4]) > 0 then redis.call('HSET', KEYS[1], ARGV[3], ARGV[4]) else redis.call('HDEL', KEYS[1], ARGV[3]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', '${INSTANCES_KEY}', tonumber(ARGV[2]) * 2)
+local n = tonumber(ARGV[3])
+redis.call('DEL', KEYS[1])
+for i = 4 + n, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if #ARGV >= 4 + n then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 local found = false
 for _, id in ipairs(ids) do if id == ARGV[1] then found = true end end
 if not found then ids[#ids + 1] = ARGV[1] end
-return in_flight(ids, ARGV[3])
+local out = {}
+for i = 1, n do out[i] = in_flight(ids, ARGV[3 + i]) end
+return out
 `;
 
 /**

@@ -22,7 +22,7 @@ import { RedisClient } from "bun";
 import type { AccountHealth, PoolStateStore } from "../../gateway/upstream/pool-port";
 import { randomToken } from "../../secrets";
 import { RedisScripts } from "./redis-scripts";
-import { COOL, DISABLE, LEAVE, OUTCOME, PREFIX, READ, RENEW, SET_IN_FLIGHT } from "./pool-state-scripts";
+import { COOL, DISABLE, LEAVE, OUTCOME, PREFIX, READ, RENEW, FLUSH_IN_FLIGHT } from "./pool-state-scripts";
 
 export interface RedisPoolStateOptions {
   /** How long an instance's in-flight counts outlive its last renewal (an instance that died stops counting after this). */
@@ -56,6 +56,9 @@ export class RedisPoolState implements PoolStateStore {
   private readonly now: () => number;
   /** This instance's streams per account: the truth its hash in Redis mirrors. */
   private readonly local = new Map<string, number>();
+  /** In-flight changes not written to Redis yet, each waiting for its account's total. */
+  private unwritten: Array<{ name: string; mine: number; resolve: (total: number) => void }> = [];
+  private flushing: Promise<void> | null = null;
   /** Answers while Redis cannot; started afresh after each outage, so old findings do not outlive it. */
   private fallback: PoolStateStore;
   private down = false;
@@ -150,11 +153,29 @@ export class RedisPoolState implements PoolStateStore {
     const mine = Math.max(0, (this.local.get(name) ?? 0) + delta);
     if (mine === 0) this.local.delete(name);
     else this.local.set(name, mine);
-    // Commands on one connection run in order, so the last value written is the last count.
-    return this.guarded(
-      async () => Number(await this.script(SET_IN_FLIGHT, [this.ownKey], [this.instanceId, String(this.leaseMs), name, String(mine)])),
-      async () => mine,
-    );
+    // Written with every other change made meanwhile: one script call per round trip, not two per call.
+    return new Promise<number>((resolve) => {
+      this.unwritten.push({ name, mine, resolve });
+      this.flushing ??= this.flushInFlight();
+    });
+  }
+
+  /** Writes this instance's counts until no change is left unwritten; each change learns its account's total. */
+  private async flushInFlight(): Promise<void> {
+    // Changes made in the same turn of the event loop go together.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.unwritten.length > 0) {
+      const batch = this.unwritten;
+      this.unwritten = [];
+      const names = [...new Set(batch.map((c) => c.name))];
+      const pairs = [...this.local].flatMap(([name, n]) => [name, String(n)]);
+      const totals = await this.guarded(
+        async () => ((await this.script(FLUSH_IN_FLIGHT, [this.ownKey], [this.instanceId, String(this.leaseMs), String(names.length), ...names, ...pairs])) as number[]).map(Number),
+        async () => null,
+      );
+      for (const c of batch) c.resolve(totals ? totals[names.indexOf(c.name)]! : c.mine);
+    }
+    this.flushing = null;
   }
 
   /** Stops renewing and leaves the registry (best effort: the lease expires anyway). */
