@@ -2,6 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "./db";
 import { SqliteClientRepository } from "./clients";
+import { RECOUNT_TOTALS } from "./stored-responses";
 import { COPIED_TABLES, isCopiedMetaKey, type RecordReader, type RecordSide, type RecordWriter, type Row } from "../copy/tables";
 
 const PAGE = 2000;
@@ -105,6 +106,8 @@ export class SqliteSide implements RecordSide {
           this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
         },
       });
+      // Kept responses' totals are added by the repository as it writes them, not by a trigger (migration 21).
+      this.db.exec(RECOUNT_TOTALS);
       this.db.exec("COMMIT");
     } catch (err) {
       this.db.exec("ROLLBACK");

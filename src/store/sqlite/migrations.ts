@@ -22,7 +22,8 @@ import m017 from "./migrations/017-asset-updater-digests";
 import m018 from "./migrations/018-ledger-account";
 import m019 from "./migrations/019-stored-response-account";
 import m020 from "./migrations/020-stored-responses-one-key-index";
+import m021 from "./migrations/021-stored-response-totals-in-code";
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017, m018, m019, m020];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017, m018, m019, m020, m021];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -32,6 +32,14 @@ const EARLIEST_LIVE = `stored_items i JOIN stored_responses r ON r.id = i.respon
   WHERE i.item_id = ? AND r.key_id = ? AND r.expires_at > ?
   ORDER BY i.response_id, i.position LIMIT 1`;
 
+/** Adds kept responses to their key's totals (the trigger on delete takes them off). */
+const ADD_TOTALS = `INSERT INTO stored_response_totals (key_id, responses, bytes) VALUES (?, ?, ?)
+  ON CONFLICT (key_id) DO UPDATE SET responses = responses + excluded.responses, bytes = bytes + excluded.bytes`;
+
+/** Every key's totals counted again from its rows: after rows were written some other way (`gantry store copy`). */
+export const RECOUNT_TOTALS = `DELETE FROM stored_response_totals;
+  INSERT INTO stored_response_totals (key_id, responses, bytes) SELECT key_id, count(*), sum(bytes) FROM stored_responses GROUP BY key_id;`;
+
 interface Put {
   r: StoredResponse;
   limits: KeepLimits | undefined;
@@ -54,6 +62,9 @@ export class SqliteStoredResponses implements StoredResponseRepository {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertItem = this.db.query("INSERT INTO stored_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)");
+    const addTotals = this.db.query(ADD_TOTALS);
+    // What the batch adds to each key's totals, written once per key (migration 21: a trigger did it per row).
+    const added = new Map<string, { responses: number; bytes: number }>();
     // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
     // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
     // the WAL is written in order. One fsync per batch of requests instead of two.
@@ -67,9 +78,16 @@ export class SqliteStoredResponses implements StoredResponseRepository {
           // A short input list in the response's row; rows for a long one, and for the items found by id that
           // the response's row cannot find (ids that do not name it).
           const items = storedItemsOf(r, inputs);
-          insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, items.inputList, inputs.length, response.length + listLength(inputs));
+          const bytes = response.length + listLength(inputs);
+          insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, items.inputList, inputs.length, bytes);
           for (const row of items.rows) insertItem.run(r.id, row.position, row.itemId, row.item);
+          const sum = added.get(r.keyId);
+          if (sum) {
+            sum.responses += 1;
+            sum.bytes += bytes;
+          } else added.set(r.keyId, { responses: 1, bytes });
         }
+        for (const [keyId, sum] of added) addTotals.run(keyId, sum.responses, sum.bytes);
         this.evict(puts);
       })();
     } finally {
