@@ -114,6 +114,11 @@ export class IdRewriter {
    * What a response whose ids were already replaced (it was parsed from a rewritten event) must say besides: its
    * id, even if the upstream gave none, the response it continues, and `store` as the caller asked.
    */
+  /** Whether `stamp` would change nothing in a response parsed from a rewritten event. */
+  stamped(out: JsonObject): boolean {
+    return out.id === this.responseId && (this.previousId === null || out.previous_response_id === this.previousId) && (!this.kept || out.store === true);
+  }
+
   stamp<T extends JsonObject>(out: T): T {
     (out as JsonObject).id = this.responseId;
     if (this.previousId !== null) (out as JsonObject).previous_response_id = this.previousId;

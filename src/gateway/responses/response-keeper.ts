@@ -9,6 +9,7 @@ import type { Conversation } from "./conversation";
 import { IdRewriter } from "./id-rewriter";
 import { OBJECT_BEARING_TYPES, type UnreadEvent } from "../wire/stream-event";
 import { idInEventText, type IdInText } from "./event-id-text";
+import { responseTextOf } from "./response-text";
 import type { StoredResponseRepository } from "./stored-response-repository";
 
 const DAY_MS = 86_400_000;
@@ -155,7 +156,12 @@ export class ResponseKeeper {
     // rewriting the object again would serialise and parse it once more.
     if (finished.whole && finished.finalJson !== null) {
       const parsed = JSON.parse(finished.finalJson) as { response?: unknown };
-      if (parsed.response && typeof parsed.response === "object") return this.store(this.ids.stamp(parsed.response as JsonObject));
+      if (parsed.response && typeof parsed.response === "object") {
+        const response = parsed.response as JsonObject;
+        // Its text is kept as is when it already says what stamp would write (the usual case).
+        const text = this.ids.stamped(response) ? responseTextOf(finished.finalJson, parsed) : null;
+        return this.store(this.ids.stamp(response), text);
+      }
     }
     await this.finish(finished.result());
   }
@@ -168,11 +174,12 @@ export class ResponseKeeper {
   }
 
   /** Saves a response with Gantry's ids, when kept and finished (completed or incomplete). */
-  private async store(response: JsonObject): Promise<void> {
-    if (this.keep && (response.status === "completed" || response.status === "incomplete")) await this.save(response);
+  private async store(response: JsonObject, text: string | null = null): Promise<void> {
+    if (this.keep && (response.status === "completed" || response.status === "incomplete")) await this.save(response, text);
   }
 
-  private async save(response: JsonObject): Promise<void> {
+  /** `text`: the response's JSON as the caller got it, when it is known to be `response`'s text. */
+  private async save(response: JsonObject, text: string | null): Promise<void> {
     const now = this.deps.now();
     await this.deps.responses.put({
       id: String(response.id),
@@ -183,6 +190,7 @@ export class ResponseKeeper {
       createdAt: keptAt(now),
       expiresAt: now + this.deps.config.storedResponsesDays * DAY_MS,
       response,
+      responseJson: text ?? undefined,
       inputItems: this.conversation.newItems,
     }, { responses: this.deps.config.storedResponsesPerKey, bytes: this.deps.config.storedBytesPerKey });
   }

@@ -28,6 +28,11 @@ export interface StoredResponse {
   expiresAt: number;
   /** The response object as the caller got it (output included). */
   response: JsonObject;
+  /**
+   * `response` as JSON text, when the caller already has it (a kept stream's terminal event, as the caller got it):
+   * `put` keeps it as is instead of serialising `response` again. Only for `put`; `get` never sets it.
+   */
+  responseJson?: string;
   /** The items this request added to the conversation, each with its id. */
   inputItems: JsonObject[];
   /** Set by `get`: the length of the JSON text kept (the response and its input items), as `put` measured it. */

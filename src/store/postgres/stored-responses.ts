@@ -63,7 +63,7 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   private async writeBatch(puts: Put[]): Promise<void> {
     const items: Array<{ response_id: string; position: number; item_id: string | null; item: string }> = [];
     const rows = puts.map(({ r }) => {
-      const response = JSON.stringify(r.response);
+      const response = r.responseJson ?? JSON.stringify(r.response);
       const texts = r.inputItems.map((item) => JSON.stringify(item));
       // A short input list in the response's row; rows for a long one, and for the items found by id that the
       // response's row cannot find (ids that do not name it).

@@ -73,7 +73,7 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     try {
       this.db.transaction(() => {
         for (const r of batch) {
-          const response = JSON.stringify(r.response);
+          const response = r.responseJson ?? JSON.stringify(r.response);
           const inputs = r.inputItems.map((item) => JSON.stringify(item));
           // A short input list in the response's row; rows for a long one, and for the items found by id that
           // the response's row cannot find (ids that do not name it).
