@@ -57,6 +57,9 @@ function adminTokenLines(generated: string | null, configured: boolean, dataDir:
   return { shown, forCurl: "For the admin lines: export GANTRY_ADMIN_TOKEN=<admin token>" };
 }
 
+const DEMO_ALIASES = { "claude-*": "demo-mini" };
+const DEMO_ALIAS_ENV = `GANTRY_MODEL_ALIASES='${JSON.stringify(DEMO_ALIASES)}'`;
+
 function printout(
   base: string,
   dataDir: string,
@@ -87,6 +90,12 @@ Try the gateway:
 
   curl ${base}/v1/models -H "Authorization: Bearer ${seeded.apiKey}"
 
+  curl ${base}/v1/messages -H "x-api-key: ${seeded.apiKey}" -H "anthropic-version: 2023-06-01" -H "Content-Type: application/json" \\
+    -d '{"model":"claude-sonnet-4-5","max_tokens":300,"messages":[{"role":"user","content":"Hello, Gantry!"}]}'
+
+  Claude Code:  ANTHROPIC_BASE_URL=${base} ANTHROPIC_API_KEY=${seeded.apiKey} claude -p "Hello, Gantry!"
+                (the demo maps claude-* model names to demo-mini: ${DEMO_ALIAS_ENV})
+
 ${cliHints(dataDir, invocation)}
 
 Site (client updates, announcements, heartbeats). ${admin.forCurl}
@@ -107,6 +116,9 @@ async function demo(values: ParsedArgs["values"]): Promise<number> {
   flags["upstream-key"] = "demo-upstream-key";
   // Accounts in the data dir's gantry.toml would clash with the simulated one: the demo has its single upstream.
   flags.upstreams = "[]";
+  // Claude Code and the Anthropic SDKs name Claude models: the demo answers them with its simulated one, unless
+  // the caller set aliases of their own.
+  if (flags["model-aliases"] === undefined && process.env.GANTRY_MODEL_ALIASES === undefined) flags["model-aliases"] = JSON.stringify(DEMO_ALIASES);
   const config = configFrom(flags);
   // The demo is read by a person: short text lines unless JSON was asked for.
   if (config.logFormat === "auto") config.logFormat = "text";

@@ -104,6 +104,15 @@ describe("gantry demo", () => {
         expect(landing.status).toBe(200);
         expect(await landing.text()).toContain('href="/admin"');
 
+        // The printed Anthropic Messages line, run as printed by curl: a Claude model name is answered by the demo model.
+        const messagesLine = /\n\s+(curl \S+\/v1\/messages .+\\\n.+)\n/.exec(demo.out);
+        expect(messagesLine).not.toBeNull();
+        const curl = Bun.spawnSync(["sh", "-c", messagesLine![1]!], { stdout: "pipe", stderr: "pipe" });
+        const message = JSON.parse(curl.stdout.toString());
+        expect(message).toMatchObject({ type: "message", role: "assistant", model: "claude-sonnet-4-5", stop_reason: "end_turn" });
+        expect(message.content[0].text).toContain("Gantry demo model");
+        expect(demo.out).toContain(`ANTHROPIC_API_KEY=`);
+
         // A printed CLI command, exactly as printed, in the printed directory, on a PATH without bun,
         // while the demo runs: it sees the demo's keys.
         const hint = /Command line, against this demo's data \(from another terminal, in (.+)\):\n\s+(.+ keys list .+)/.exec(demo.out);
