@@ -20,7 +20,7 @@ export async function seedDemo(deps: AppDeps): Promise<DemoSeed> {
   // A new demo key each run: only a new key's secret can be shown.
   const existing = await deps.keys.get("demo");
   if (existing) await deps.keys.delete(existing.id);
-  const { key, secret } = await deps.keys.create({ name: "demo", rpm: 60, concurrency: 4, quotaTokens: 1_000_000 });
+  const { key, secret } = await deps.keys.create({ name: "demo", rpm: 60, concurrency: 4, quotaTokens: 10_000_000 });
   // Before the key cache loads: it reads each key's usage totals, which the traffic advances.
   await seedDemoTraffic(deps, key.id);
   await deps.keyCache.reload();

@@ -62,4 +62,17 @@ describe("request ids", () => {
     }
     expect(g.logs.some((l) => l.includes("<script>") || l.includes("has space"))).toBe(false);
   });
+
+  test("a call refused at admission is logged with its key's id: an operator can tell which key hit its limit", async () => {
+    const keyId = (await g.query("SELECT id FROM api_keys WHERE name = $1", "request-ids"))[0]!.id;
+    const limited = await g.createKey({ name: "request-ids-forbidden", modelMode: "allow", models: ["only-this-one"] });
+    const res = await fetch(`${g.url}/v1/responses`, authed(limited, { model: "demo-mini", input: "hi" }));
+    expect(res.status).toBe(403);
+    const id = res.headers.get("x-request-id");
+    const line = g.logs.map((l) => JSON.parse(l)).find((l) => l.msg === "request" && l.requestId === id);
+    expect(line).toMatchObject({ status: 403 });
+    expect(typeof line.keyId).toBe("string");
+    expect(line.keyId).not.toBe(keyId);
+    expect(line.keyId).toMatch(/^key_/);
+  });
 });

@@ -165,6 +165,28 @@ describe("simulated upstream: replies", () => {
     expect(u.output_tokens).toBeGreaterThan(u.output_tokens_details.reasoning_tokens);
   });
 
+  test("encrypted reasoning of a question outside Latin-1 (Claude Code's prompts hold such characters): UTF-8 in base64, no 500", async () => {
+    const ev = await events({
+      model: "gpt-5.4",
+      reasoning: { effort: "medium", summary: "auto" },
+      include: ["reasoning.encrypted_content"],
+      input: [user("Wie geht’s? — 你好 ✓")],
+    });
+    const reasoning = ev[ev.length - 1].response.output[0];
+    expect(reasoning.type).toBe("reasoning");
+    expect(Buffer.from(reasoning.encrypted_content.slice("gAAAAB".length), "base64").toString("utf8")).toContain("你好");
+  });
+
+  test("an agent offering many tools gets text for a greeting, and a call of the tool its user names", async () => {
+    const tools = ["Agent", "Bash", "Read", "Edit", "Write", "Glob"].map((name) => ({ type: "function", name, parameters: { type: "object", properties: { command: { type: "string" } } } }));
+    const greeting = (await events({ model: "gpt-5.4", tools, input: [user("Hello")] })).at(-1).response.output;
+    expect(greeting.map((o: any) => o.type)).toEqual(["message"]);
+    const asked = (await events({ model: "gpt-5.4", tools, input: [user("Use bash to list the files")] })).at(-1).response.output;
+    expect(asked.map((o: any) => [o.type, o.name])).toEqual([["function_call", "Bash"]]);
+    const required = (await events({ model: "gpt-5.4", tools, tool_choice: "required", input: [user("Hello")] })).at(-1).response.output;
+    expect(required[0].type).toBe("function_call");
+  });
+
   test("default pacing streams visibly: deltas arrive over time, as text/event-stream", async () => {
     const started = Date.now();
     const res = await post({ input: [user("pace")] }, normal);

@@ -16,6 +16,8 @@ export class GatewayCall {
   readonly startedAt = performance.now();
   readonly startedAtMs: number;
   lease: Lease | null = null;
+  /** The caller's key once authenticated: a refused call's log line names it too. */
+  keyId: string | null = null;
   /** The model named so far: the caller's name, and once admitted the upstream's (`aliasTo`). */
   model = "";
   /** The caller's name when an alias replaced it in `model`. */

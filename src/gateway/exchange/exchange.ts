@@ -26,6 +26,7 @@ export async function runExchange(deps: GatewayDeps, request: Request, dialect: 
   const settlement = call.settlement;
   try {
     const key = await authenticateCaller(deps, request, dialect.credential?.(request.headers));
+    call.keyId = key.key.id;
     const read = await readJsonObject(request, deps.config.maxBodyBytes);
     checkJsonDepth(read.text);
     call.model = requireModel(read.body);

@@ -30,6 +30,8 @@ export interface SettledCall {
   readonly model: string;
   readonly requestedModel: string;
   readonly lease: Lease | null;
+  /** The caller's key once authenticated (before admission: a refused call has no lease). */
+  readonly keyId: string | null;
   readonly meter: UsageMeter | null;
   readonly upstreamTtfbMs: number | null;
   /** The upstream account that served the call (null: none was reached). */
@@ -195,7 +197,7 @@ export class CallSettlement implements PipelineCall {
       clientRequestId: call.clientRequestId ?? undefined,
       route: call.endpoint,
       status,
-      keyId: call.lease?.key.key.id ?? null,
+      keyId: call.lease?.key.key.id ?? call.keyId,
       model: call.model || undefined,
       account: call.upstreamAccount ?? undefined,
       // An alias: the name the caller sent, beside the upstream's that the ledger records.

@@ -224,16 +224,34 @@ export function planDemoReply(body: Partial<ResponsesRequest>): DemoReply {
   const choice = body.tool_choice;
   if (tools.length && choice !== "none" && last && isMessage(last) && last.role === "user") {
     const named = choice && typeof choice === "object" ? (choice as JsonObject).name : undefined;
-    const tool = tools.find((t) => t.name === named) ?? tools[0];
-    const args = sampleFromSchema(tool.parameters ?? { type: "object", properties: {} }, userText);
-    reply.calls = [{ name: tool.name, arguments: JSON.stringify(args) }];
-    return reply;
+    const tool = tools.find((t) => t.name === named) ?? pickTool(tools, userText, choice === "required");
+    if (tool) {
+      const args = sampleFromSchema(tool.parameters ?? { type: "object", properties: {} }, userText);
+      reply.calls = [{ name: tool.name, arguments: JSON.stringify(args) }];
+      return reply;
+    }
   }
 
   reply.text =
     `Gantry demo model here. You said: "${quote(userText) || "(nothing)"}". ` +
     "This reply comes from the built-in simulated upstream, streamed in small pieces so you can watch it arrive.";
   return reply;
+}
+
+/**
+ * The tool the demo model calls: with a few tools offered (an app's own), the first, as a model asked about the
+ * weather would; with many (an agent such as Claude Code offers two dozen), only one the caller names, or the first
+ * when a call is required: otherwise an agent asked "Hello" would be sent into its own tools, call after call.
+ */
+const FEW_TOOLS = 4;
+
+function pickTool<T extends { name?: unknown }>(tools: T[], userText: string, required: boolean): T | undefined {
+  if (tools.length <= FEW_TOOLS || required) return tools.find((t) => mentions(userText, String(t.name))) ?? tools[0];
+  return tools.find((t) => mentions(userText, String(t.name)));
+}
+
+function mentions(text: string, name: string): boolean {
+  return new RegExp(`\\b${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(text);
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
@@ -337,7 +355,7 @@ export function createSimulatedUpstream(opts: SimulatedUpstreamOptions = {}): (r
       deltas: reply.text ? 20 : undefined,
       calls: reply.calls,
       reasoning: reply.reasoning,
-      encryptedReasoning: reply.encrypted ? `gAAAAB${btoa(`gantry-demo:${reply.reasoning ?? ""}`)}` : undefined,
+      encryptedReasoning: reply.encrypted ? `gAAAAB${Buffer.from(`gantry-demo:${reply.reasoning ?? ""}`).toString("base64")}` : undefined,
       usage: {
         input_tokens: inputTokens,
         ...(reply.reasoningTokens !== undefined ? { output_tokens_details: { reasoning_tokens: reply.reasoningTokens } } : {}),
