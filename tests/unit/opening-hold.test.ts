@@ -3,7 +3,7 @@
  * left to the event source, bytes untouched); failures before content are found wherever the chunks cut, in LF and
  * CRLF streams alike.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { holdOpening } from "../../src/gateway/upstream/opening-hold";
 
 const enc = new TextEncoder();
@@ -55,6 +55,48 @@ describe("holdOpening", () => {
       });
     }
   }
+
+  test("one quiet timer for the whole hold, not one per read (a stream trickling in 7-byte chunks)", async () => {
+    const chunks = cut(created() + created() + created() + delta(), 7);
+    let i = 0;
+    // Each chunk a macrotask later: every read has to wait.
+    const slow = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        await new Promise((r) => setImmediate(r));
+        if (i < chunks.length) c.enqueue(chunks[i++]!);
+        else c.close();
+      },
+    });
+    const timers = spyOn(globalThis, "setTimeout");
+    try {
+      const out = await holdOpening(slow, 1 << 20, 60_000);
+      expect(out.committed).toBe(true);
+      expect(chunks.length).toBeGreaterThan(50);
+      expect(timers.mock.calls.length).toBeLessThanOrEqual(1);
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
+  test("a silent upstream commits the call after the quiet interval, the read under way handed on", async () => {
+    let release: (() => void) | null = null;
+    const silent = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(enc.encode(created()));
+        release = () => {
+          c.enqueue(enc.encode(delta()));
+          c.close();
+        };
+      },
+    });
+    const out = await holdOpening(silent, 1 << 20, 20);
+    expect(out.committed).toBe(true);
+    if (!out.committed) return;
+    expect(out.body.pending).toBeDefined();
+    release!();
+    const next = await out.body.pending!;
+    expect(new TextDecoder().decode(next.value)).toBe(delta());
+  });
 
   test("a stream that ends before content is a cut", async () => {
     expect(await held(created())).toMatchObject({ committed: false, inBand: "cut" });

@@ -11,6 +11,7 @@ import { classify } from "../wire/stream-event";
 import { createSseDecoder } from "../wire/sse-decode";
 import type { HeldBody } from "../pipeline/event-source";
 import { HOLD_MAX_BYTES, HOLD_MAX_EVENTS, openingVerdict } from "./rules/opening";
+import { QuietWatch } from "./quiet-watch";
 
 export type HoldOutcome =
   | { committed: true; body: HeldBody }
@@ -25,56 +26,58 @@ export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventByte
   const reader = body.getReader();
   const decoder = createSseDecoder(maxEventBytes);
   const prefix: Uint8Array[] = [];
+  // One watch for the whole hold (not a timer per read): most holds end within the first chunk or two.
+  const quiet = new QuietWatch(quietMs);
   let bytes = 0;
   let events = 0;
   const fail = (inBand: "error" | "cut", code: string | null, message: string): HoldOutcome => {
     reader.cancel().catch(() => {});
     return { committed: false, inBand, code, message };
   };
-  for (;;) {
-    let chunk: Awaited<ReturnType<typeof reader.read>>;
-    const read = reader.read();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const quiet = new Promise<"quiet">((resolve) => (timer = setTimeout(resolve, quietMs, "quiet")));
-    try {
-      const first = await Promise.race([read, quiet]);
-      // Still waiting for the first content: the call stays with this account, the read under way goes with it.
-      if (first === "quiet") return { committed: true, body: { prefix, reader, pending: read } };
-      chunk = first;
-    } catch (err) {
-      return fail("cut", null, `the stream broke before any content: ${(err as Error).message}`);
-    } finally {
-      clearTimeout(timer);
-    }
-    if (chunk.done) return fail("cut", null, "the stream ended before any content");
-    const bytesOf = chunk.value;
-    prefix.push(bytesOf);
-    bytes += bytesOf.byteLength;
-    for (let from = 0; from < bytesOf.byteLength; ) {
-      const to = afterBlankLine(bytesOf, from);
-      let decoded;
+  try {
+    for (;;) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      const read = reader.read();
       try {
-        decoded = decoder.push(from === 0 && to === bytesOf.byteLength ? bytesOf : bytesOf.subarray(from, to));
-      } catch {
-        // An event too large to judge: the event source meets it again and fails the call as it always has.
-        return { committed: true, body: { prefix, reader } };
+        const first = await quiet.race(read);
+        // Still waiting for the first content: the call stays with this account, the read under way goes with it.
+        if (first === QuietWatch.QUIET) return { committed: true, body: { prefix, reader, pending: read } };
+        chunk = first;
+      } catch (err) {
+        return fail("cut", null, `the stream broke before any content: ${(err as Error).message}`);
       }
-      from = to;
-      for (const sse of decoded) {
-        let e;
+      if (chunk.done) return fail("cut", null, "the stream ended before any content");
+      const bytesOf = chunk.value;
+      prefix.push(bytesOf);
+      bytes += bytesOf.byteLength;
+      for (let from = 0; from < bytesOf.byteLength; ) {
+        const to = afterBlankLine(bytesOf, from);
+        let decoded;
         try {
-          e = classify(sse);
+          decoded = decoder.push(from === 0 && to === bytesOf.byteLength ? bytesOf : bytesOf.subarray(from, to));
         } catch {
+          // An event too large to judge: the event source meets it again and fails the call as it always has.
           return { committed: true, body: { prefix, reader } };
         }
-        if (e === "done") continue;
-        const verdict = openingVerdict(e);
-        if (verdict === "commit") return { committed: true, body: { prefix, reader } };
-        if (verdict !== "hold") return fail("error", verdict.failed.code, verdict.failed.message);
-        events++;
+        from = to;
+        for (const sse of decoded) {
+          let e;
+          try {
+            e = classify(sse);
+          } catch {
+            return { committed: true, body: { prefix, reader } };
+          }
+          if (e === "done") continue;
+          const verdict = openingVerdict(e);
+          if (verdict === "commit") return { committed: true, body: { prefix, reader } };
+          if (verdict !== "hold") return fail("error", verdict.failed.code, verdict.failed.message);
+          events++;
+        }
       }
+      if (events >= HOLD_MAX_EVENTS || bytes >= HOLD_MAX_BYTES) return { committed: true, body: { prefix, reader } };
     }
-    if (events >= HOLD_MAX_EVENTS || bytes >= HOLD_MAX_BYTES) return { committed: true, body: { prefix, reader } };
+  } finally {
+    quiet.stop();
   }
 }
 
