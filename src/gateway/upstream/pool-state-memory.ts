@@ -2,7 +2,11 @@
  * The pool's health state kept in this process: what one instance without Redis uses. Deadlines only extend; the
  * probe claim is a deadline too, so a probe whose request never ends frees its claim after `ttlMs`.
  */
+import { OutcomeWindow } from "./outcome-window";
 import type { AccountHealth, PoolStateStore } from "./pool-port";
+
+/** No model cooling: shared by every read that finds none (the usual case), so a read allocates no object for it. */
+const NO_MODEL_COOLING: Readonly<Record<string, number>> = Object.freeze({});
 
 interface Entry {
   coolingUntil: number | null;
@@ -11,12 +15,12 @@ interface Entry {
   probeUntil: number;
   reason: string | null;
   inFlight: number;
-  /** Outcomes in the rolling window, counted per second (a busy account adds no entry per request): second → [requests, failures]. */
-  outcomes: Map<number, [number, number]>;
+  /** Outcomes in the rolling window, counted per second. */
+  outcomes: OutcomeWindow;
 }
 
 function fresh(): Entry {
-  return { coolingUntil: null, modelCoolingUntil: {}, disabled: null, probeUntil: 0, reason: null, inFlight: 0, outcomes: new Map() };
+  return { coolingUntil: null, modelCoolingUntil: {}, disabled: null, probeUntil: 0, reason: null, inFlight: 0, outcomes: new OutcomeWindow() };
 }
 
 export class MemoryPoolState implements PoolStateStore {
@@ -37,7 +41,7 @@ export class MemoryPoolState implements PoolStateStore {
       const e = this.entry(name);
       out.set(name, {
         coolingUntil: e.coolingUntil !== null && e.coolingUntil > now ? e.coolingUntil : null,
-        modelCoolingUntil: Object.fromEntries(Object.entries(e.modelCoolingUntil).filter(([, until]) => until > now)),
+        modelCoolingUntil: modelCoolingAfter(e.modelCoolingUntil, now),
         disabled: e.disabled,
         probing: e.probeUntil > now,
         reason: e.reason,
@@ -80,20 +84,7 @@ export class MemoryPoolState implements PoolStateStore {
   }
 
   async recordOutcome(name: string, failed: boolean, nowMs: number, windowMs: number): Promise<{ failures: number; requests: number }> {
-    const e = this.entry(name);
-    const second = Math.floor(nowMs / 1000);
-    const oldest = Math.floor((nowMs - windowMs) / 1000);
-    const bucket = e.outcomes.get(second) ?? [0, 0];
-    bucket[0] += 1;
-    if (failed) bucket[1] += 1;
-    e.outcomes.set(second, bucket);
-    let requests = 0;
-    let failures = 0;
-    for (const [s, [r, f]] of e.outcomes) {
-      if (s <= oldest) e.outcomes.delete(s);
-      else (requests += r), (failures += f);
-    }
-    return { failures, requests };
+    return this.entry(name).outcomes.record(failed, nowMs, windowMs);
   }
 
   async adjustInFlight(name: string, delta: 1 | -1): Promise<number> {
@@ -101,4 +92,14 @@ export class MemoryPoolState implements PoolStateStore {
     e.inFlight = Math.max(0, e.inFlight + delta);
     return e.inFlight;
   }
+}
+
+/** The model cooldowns still running at `now` (the shared empty object when there are none). */
+function modelCoolingAfter(all: Record<string, number>, now: number): Readonly<Record<string, number>> {
+  let out: Record<string, number> | null = null;
+  for (const model in all) {
+    const until = all[model]!;
+    if (until > now) (out ??= {})[model] = until;
+  }
+  return out ?? NO_MODEL_COOLING;
 }
