@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { AccountHealth, UpstreamAccount } from "../../src/gateway/upstream/pool-port";
-import { allOutReply, availabilityOf, chooseAccount, rendezvous } from "../../src/gateway/upstream/rules/choose-account";
+import { allOutReply, anyUsable, availabilityOf, chooseAccount, rendezvous } from "../../src/gateway/upstream/rules/choose-account";
 import { classifyFailure, consequenceOf, durationMs, resetDeadline, windowTripped } from "../../src/gateway/upstream/rules/cooldown";
 
 const NOW = 1_800_000_000_000;
@@ -56,6 +56,19 @@ describe("choice of an account", () => {
         expect(picked.priority).toBe(Math.min(...usable.map((a) => a.priority)));
         // A drained account only when nothing with a weight is usable in its tier.
         if (picked.weight === 0 && !choice.probe) expect(usable.filter((a) => a.priority === picked.priority && a.weight > 0 && avail(a).state === "usable")).toEqual([]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("anyUsable says whether a choice would find an account", () => {
+    fc.assert(
+      fc.property(arbPool, fc.array(fc.nat(5)), (specs, triedIdx) => {
+        const accounts = specs.map((s, i) => account(`a${i}`, { priority: s.priority, weight: s.weight, maxConcurrency: s.maxConcurrency, models: s.models }));
+        const healthMap = new Map(specs.map((s, i) => [`a${i}`, health(s.health)]));
+        const tried = new Set(triedIdx.map((i) => `a${i}`));
+        const input = { accounts, health: healthMap, model: "m", nowMs: NOW, tried };
+        expect(anyUsable(input)).toBe(chooseAccount({ ...input, random: 0 }).account !== null);
       }),
       { numRuns: 2000 },
     );

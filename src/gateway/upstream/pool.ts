@@ -19,7 +19,7 @@ import { holdOpening } from "./opening-hold";
 import type { AccountHealth, FailureKind, PoolEvents, PoolStateStore, UpstreamAccount } from "./pool-port";
 import type { FailureKind as RulesFailureKind, PoolAccount, PoolHealth } from "./rules/account-types";
 import { postResponses, type PostedRequest } from "./post-responses";
-import { allOutReply, chooseAccount, upstreamModelOf, type OutAccount } from "./rules/choose-account";
+import { allOutReply, anyUsable, chooseAccount, upstreamModelOf, type OutAccount } from "./rules/choose-account";
 import { withoutForeignReasoning } from "./rules/foreign-reasoning";
 import { classifyFailure, consequenceOf, PROBE_TTL_MS, resetDeadline, WINDOW_COOL_MS, WINDOW_MS, windowTripped, type AttemptFailure } from "./rules/cooldown";
 import { SoleAccountGate } from "./sole-account-gate";
@@ -165,7 +165,7 @@ export class UpstreamPool {
       // Another call claimed the probe: this account waits, the call goes on with the others.
       if (choice.probe && !(await this.deps.state.claimProbe(account.name, PROBE_TTL_MS))) continue;
       if (last) this.deps.events.failover(last.account);
-      const more = chooseAccount({ accounts: this.accounts, health, model, nowMs, tried, random: 0 }).account !== null;
+      const more = anyUsable({ accounts: this.accounts, health, model, nowMs, tried });
       const r = await attempt(account, choice.probe, more);
       if (r.ok) return r.reply;
       // The caller's own doing (a 400) or the caller gone: no other account would change it.
@@ -205,7 +205,10 @@ export class UpstreamPool {
       }
       body = held.body;
     }
-    if (this.single === null) await this.recordSuccess(name, probe);
+    if (this.single === null) {
+      const back = this.recordSuccess(name, probe);
+      if (back) await back;
+    }
     return { ok: true, reply: { ...posted, account, body, release } };
   }
 
@@ -240,18 +243,29 @@ export class UpstreamPool {
       keepFailed({ reply, account, release: () => {} });
       return { ok: false, error, kind };
     }
-    if (this.single === null) await this.recordSuccess(name, probe);
+    if (this.single === null) {
+      const back = this.recordSuccess(name, probe);
+      if (back) await back;
+    }
     return { ok: true, reply: { reply, account, release } };
   }
 
-  private async recordSuccess(name: string, probe: boolean): Promise<void> {
-    const { state } = this.deps;
-    // A probe that got content brings its account back; any success counts in the rolling window.
-    if (probe) {
-      await state.enable(name);
-      this.deps.log.info("upstream account back after a successful probe", { account: name });
-    } else void state.recordOutcome(name, false, this.deps.now(), WINDOW_MS);
+  /**
+   * A probe that got content brings its account back (awaited: the next call must find it back); any other success
+   * is counted in the rolling window without waiting for it, and without a promise of its own here (every call of a
+   * pool of several passes by).
+   */
+  private recordSuccess(name: string, probe: boolean): Promise<void> | null {
+    if (probe) return this.probeSucceeded(name);
+    void this.deps.state.recordOutcome(name, false, this.deps.now(), WINDOW_MS);
+    return null;
   }
+
+  private async probeSucceeded(name: string): Promise<void> {
+    await this.deps.state.enable(name);
+    this.deps.log.info("upstream account back after a successful probe", { account: name });
+  }
+
 
   /**
    * Records a failed attempt and what it does to the account: a rate limit cools it (for the model alone when the

@@ -97,6 +97,19 @@ export function chooseAccount<A extends PoolAccount>(input: ChoiceInput<A>): Cho
 }
 
 /**
+ * Whether chooseAccount would find an account (another could take over if the one tried fails): the same test of
+ * each account, without building the choice (it runs on every attempt of a pool of several).
+ */
+export function anyUsable(input: Omit<ChoiceInput<PoolAccount>, "random" | "pinned" | "affinity">): boolean {
+  const { accounts, health, model, nowMs, tried } = input;
+  for (const account of accounts) {
+    if (tried.has(account.name) || !servesModel(account, model)) continue;
+    if (availabilityOf(account, health.get(account.name), model, nowMs).state !== "out") return true;
+  }
+  return false;
+}
+
+/**
  * Weighted rendezvous hashing: each (key, account) pair gets a score from a hash, scaled by the account's weight;
  * the highest wins. The same key keeps its account while that account is usable, and when one leaves, only its keys
  * move.
