@@ -5,6 +5,7 @@
  */
 import { describe, expect, spyOn, test } from "bun:test";
 import { holdOpening } from "../../src/gateway/upstream/opening-hold";
+import { IDLE, UpstreamEventSource } from "../../src/gateway/pipeline/event-source";
 
 const enc = new TextEncoder();
 const frame = (type: string, extra: object = {}, eol = "\n") => `event: ${type}${eol}data: ${JSON.stringify({ type, ...extra })}${eol}${eol}`;
@@ -31,12 +32,29 @@ const cut = (text: string, size: number) => {
 const held = (text: string, size = 1 << 20) => holdOpening(streamOf(cut(text, size)), 1 << 20, 60_000);
 
 describe("holdOpening", () => {
-  test("one chunk with the whole stream commits at the first delta; its bytes are handed on as they came", async () => {
-    const text = created() + delta() + delta() + frame("response.completed", { response: { id: "r", status: "completed", output: [] } });
+  test("one chunk with the whole stream commits at the first delta; what it decoded is handed on with its decoder, the rest as it came", async () => {
+    const completed = frame("response.completed", { response: { id: "r", status: "completed", output: [] } });
+    const text = created() + delta() + delta() + completed;
     const out = await held(text);
     expect(out.committed).toBe(true);
     if (!out.committed) return;
-    expect(new TextDecoder().decode(Buffer.concat(out.body.prefix))).toBe(text);
+    // Not decoded twice: the event source takes these events and goes on with the same decoder.
+    expect(out.body.opened?.events.map((e) => e.event)).toEqual(["response.created", "response.output_text.delta"]);
+    const rest = new TextDecoder().decode(Buffer.concat(out.body.prefix));
+    expect(rest).toBe(delta() + completed);
+    // The rest is a view on the chunk read, not a copy.
+    expect(out.body.prefix[0]!.buffer.byteLength).toBeGreaterThanOrEqual(enc.encode(text).byteLength);
+    expect(out.body.opened!.decoder.push(out.body.prefix[0]!).map((e) => e.event)).toEqual(["response.output_text.delta", "response.completed"]);
+  });
+
+  test("an event cut across chunks: the decoder handed on holds its first part", async () => {
+    const text = created() + delta();
+    const at = created().length + 10;
+    const out = await holdOpening(streamOf([enc.encode(text.slice(0, at)), enc.encode(text.slice(at))]), 1 << 20, 60_000);
+    expect(out.committed).toBe(true);
+    if (!out.committed) return;
+    expect(out.body.opened?.events.map((e) => e.event)).toEqual(["response.created", "response.output_text.delta"]);
+    expect(out.body.prefix).toEqual([]);
   });
 
   test("what follows the first content in its chunk is not judged (a broken event there is the event source's)", async () => {
@@ -101,4 +119,21 @@ describe("holdOpening", () => {
   test("a stream that ends before content is a cut", async () => {
     expect(await held(created())).toMatchObject({ committed: false, inBand: "cut" });
   });
+});
+
+describe("held body read by the event source", () => {
+  const completed = frame("response.completed", { response: { id: "r", status: "completed", output: [] } });
+  const text = created() + frame("response.in_progress", { response: { id: "r", status: "in_progress", output: [] } }) + delta() + delta() + completed;
+  for (const size of [1, 7, 64, 1 << 20]) {
+    test(`every event once and in order, the held ones included (chunks of ${size} bytes)`, async () => {
+      const out = await held(text, size);
+      expect(out.committed).toBe(true);
+      if (!out.committed) return;
+      const source = new UpstreamEventSource(out.body, 60_000);
+      const types: string[] = [];
+      for await (const batch of source.read()) if (batch !== IDLE) types.push(...batch.map((e) => e.type));
+      expect(types).toEqual(["response.created", "response.in_progress", "response.output_text.delta", "response.output_text.delta", "response.completed"]);
+      expect(source.terminal).not.toBeNull();
+    });
+  }
 });

@@ -3,7 +3,7 @@
  * keep-alive interval (the caller then writes a comment so proxies and clients keep the stream open).
  * It notes what the gateway must know whatever the route: the terminal event, its usage, a failure.
  */
-import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseEvent } from "../wire/sse-decode";
+import { DEFAULT_MAX_EVENT_BYTES, createSseDecoder, parseStreamEvent, type SseDecoder, type SseEvent } from "../wire/sse-decode";
 import { classify, deltaBytesOf, isUnread, parsedEvent, type ErrorEvent, type OtherEvent, type TerminalEvent, type UnreadEvent, type UpstreamEvent } from "../wire/stream-event";
 import { STREAM_ENDED_EARLY } from "../wire/failure";
 import { IDLE, type PipelineSource } from "./pipeline";
@@ -26,10 +26,14 @@ const UNREAD_DELTA_CHARS = 64 * 1024;
 const BATCH_BYTES = 16 * 1024;
 
 /**
- * A stream whose opening bytes were already read (held while the upstream pool waited for the first content): those
- * chunks, as they came, then the rest from the reader.
+ * A stream whose opening was already read (held while the upstream pool waited for the first content): the events
+ * the hold decoded and its decoder, when given; then the bytes in `prefix`, as they came; then the rest from the
+ * reader.
  */
 export interface HeldBody {
+  /** The events already decoded, and the decoder that read them (it holds any event begun and not finished). */
+  readonly opened?: { readonly events: readonly SseEvent[]; readonly decoder: SseDecoder };
+  /** Bytes read and not decoded yet (all of them when there is no `opened`). */
   readonly prefix: readonly Uint8Array[];
   readonly reader: ReadableStreamDefaultReader<Uint8Array>;
   /** A read already under way when the stream was handed on: its result comes after the prefix. */
@@ -102,9 +106,15 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
     const reader = held ? held.reader : (body as ReadableStream<Uint8Array>).getReader();
     let heldAt = held && held.prefix.length > 0 ? 0 : -1;
     let heldRead = held?.pending ?? null;
-    const decoder = createSseDecoder(this.maxEventBytes);
+    const decoder = held?.opened?.decoder ?? createSseDecoder(this.maxEventBytes);
     let pending: ReturnType<typeof reader.read> | null = null;
     try {
+      if (held?.opened) {
+        // Decoded by the hold already: taken as they are, then the same decoder goes on with what follows.
+        const opening = this.accept(held.opened.events);
+        if (opening.length) yield opening;
+        if (this.terminal) return;
+      }
       for (;;) {
         if (pending === null && heldAt >= 0) {
           // Held chunks first: already read, so already settled (no wait, no keep-alive timer).
@@ -182,7 +192,7 @@ export class UpstreamEventSource implements UsageMeter, PipelineSource<UpstreamE
     this.wake = null;
   }
 
-  private accept(events: SseEvent[]): UpstreamEvent[] {
+  private accept(events: readonly SseEvent[]): UpstreamEvent[] {
     const out: UpstreamEvent[] = [];
     for (const sse of events) {
       // Nothing after the terminal event belongs to the response (a trailing [DONE], or noise).

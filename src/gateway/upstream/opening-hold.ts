@@ -1,14 +1,14 @@
 /**
  * Reads an upstream stream up to its first content, holding the opening events, so an attempt that fails before it
  * (an `error` event, `response.failed`, a cut) can be replaced by another account's with nothing sent to the
- * caller. The bytes read are kept as they came (no copy, no re-encoding) and handed on with the reader: the event
- * source then reads them first, as if the stream had not been touched. So the hold decodes no further than the
- * first content: a chunk is fed to its decoder one event at a time (cut after each blank line), and what follows
- * the event that commits is left to the event source, which decodes it anyway (a fast upstream sends the whole
- * stream in one chunk).
+ * caller. What the hold decoded is handed on with its decoder and the reader: the event source takes those events
+ * first and goes on with the same decoder, so no event is decoded twice. The hold decodes no further than the first
+ * content: a chunk is fed to its decoder one event at a time (cut after each blank line), and the bytes that follow
+ * the event that commits are handed on as they came (no copy), left to the event source (a fast upstream sends the
+ * whole stream in one chunk).
  */
 import { classify } from "../wire/stream-event";
-import { createSseDecoder } from "../wire/sse-decode";
+import { createSseDecoder, type SseEvent } from "../wire/sse-decode";
 import type { HeldBody } from "../pipeline/event-source";
 import { HOLD_MAX_BYTES, HOLD_MAX_EVENTS, openingVerdict } from "./rules/opening";
 import { QuietWatch } from "./quiet-watch";
@@ -25,7 +25,10 @@ export type HoldOutcome =
 export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventBytes: number, quietMs: number): Promise<HoldOutcome> {
   const reader = body.getReader();
   const decoder = createSseDecoder(maxEventBytes);
+  // Every chunk read, for the one case the decoder's state cannot be handed on (it threw): then they are read again.
   const prefix: Uint8Array[] = [];
+  const decodedEvents: SseEvent[] = [];
+  const opened = { events: decodedEvents, decoder };
   // One watch for the whole hold (not a timer per read): most holds end within the first chunk or two.
   const quiet = new QuietWatch(quietMs);
   let bytes = 0;
@@ -41,7 +44,7 @@ export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventByte
       try {
         const first = await quiet.race(read);
         // Still waiting for the first content: the call stays with this account, the read under way goes with it.
-        if (first === QuietWatch.QUIET) return { committed: true, body: { prefix, reader, pending: read } };
+        if (first === QuietWatch.QUIET) return { committed: true, body: { prefix: [], reader, pending: read, opened } };
         chunk = first;
       } catch (err) {
         return fail("cut", null, `the stream broke before any content: ${(err as Error).message}`);
@@ -60,6 +63,7 @@ export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventByte
           return { committed: true, body: { prefix, reader } };
         }
         from = to;
+        for (const sse of decoded) decodedEvents.push(sse);
         for (const sse of decoded) {
           let e;
           try {
@@ -69,12 +73,12 @@ export async function holdOpening(body: ReadableStream<Uint8Array>, maxEventByte
           }
           if (e === "done") continue;
           const verdict = openingVerdict(e);
-          if (verdict === "commit") return { committed: true, body: { prefix, reader } };
+          if (verdict === "commit") return { committed: true, body: { prefix: from < bytesOf.byteLength ? [bytesOf.subarray(from)] : [], reader, opened } };
           if (verdict !== "hold") return fail("error", verdict.failed.code, verdict.failed.message);
           events++;
         }
       }
-      if (events >= HOLD_MAX_EVENTS || bytes >= HOLD_MAX_BYTES) return { committed: true, body: { prefix, reader } };
+      if (events >= HOLD_MAX_EVENTS || bytes >= HOLD_MAX_BYTES) return { committed: true, body: { prefix: [], reader, opened } };
     }
   } finally {
     quiet.stop();
