@@ -5,43 +5,26 @@
  * these ports. All times are epoch milliseconds.
  */
 
-/** One upstream account as configured (`[[upstreams]]`, GANTRY_UPSTREAMS, or GANTRY_UPSTREAM_URL/_KEY as `default`). */
-export interface UpstreamAccount {
-  readonly name: string;
+import type { FailureKind, PoolAccount, PoolHealth } from "./rules/account-types";
+
+/** Why an account is out, as shown to operators (the rules' own word for it). */
+export type { FailureKind };
+
+/**
+ * One upstream account as configured (`[[upstreams]]`, GANTRY_UPSTREAMS, or GANTRY_UPSTREAM_URL/_KEY as `default`):
+ * what the rules read of it (rules/account-types.ts), and how it is reached.
+ */
+export interface UpstreamAccount extends PoolAccount {
   /** Base URL including its version prefix, no trailing slash. */
   readonly baseUrl: string;
   /** The credential (resolved from `key_env` at start); never logged, never shown. */
   readonly apiKey: string;
-  /** Public model names served, or `*` for any; the model map's public names count too. */
-  readonly models: readonly string[];
-  /** Public name → this account's model id. */
-  readonly modelMap: Readonly<Record<string, string>>;
-  /** Lower is tried first. */
-  readonly priority: number;
-  /** Share within a priority tier; 0 drains the account (tried only when nothing else in its tier is usable). */
-  readonly weight: number;
-  /** Most streams at once on this account; null: no cap. */
-  readonly maxConcurrency: number | null;
 }
 
 export type AccountState = "healthy" | "cooling" | "probing" | "disabled";
 
-/** Why an account is out, as shown to operators. */
-export type FailureKind = "rate_limited" | "quota" | "auth" | "server_error" | "timeout" | "connect" | "in_band_error" | "cut";
-
-/** One account's shared health, as the pool and the reports read it. */
-export interface AccountHealth {
-  /** Cooling for every model until this time (null: not cooling). */
-  readonly coolingUntil: number | null;
-  /** Cooling for one model only (the upstream named it): model → until. */
-  readonly modelCoolingUntil: Readonly<Record<string, number>>;
-  /** Out until a probe succeeds (auth/quota failure), or disabled by an operator. */
-  readonly disabled: { readonly reason: string; readonly manual: boolean } | null;
-  /** A probe is under way (half-open): one request is let through. */
-  readonly probing: boolean;
-  readonly reason: string | null;
-  readonly inFlight: number;
-}
+/** One account's shared health, as the pool and the reports read it (its fields: rules/account-types.ts). */
+export type AccountHealth = PoolHealth;
 
 /**
  * The state every instance shares. The in-process store keeps it in memory; the Redis one under `{gantry}:pool:*`.

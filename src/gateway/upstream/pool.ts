@@ -17,7 +17,6 @@ import type { HeldBody } from "../pipeline/event-source";
 import type { ResponsesRequest } from "../wire/responses-types";
 import { holdOpening } from "./opening-hold";
 import type { AccountHealth, FailureKind, PoolEvents, PoolStateStore, UpstreamAccount } from "./pool-port";
-import type { FailureKind as RulesFailureKind, PoolAccount, PoolHealth } from "./rules/account-types";
 import { postResponses, type PostedRequest } from "./post-responses";
 import { allOutReply, anyUsable, chooseAccount, upstreamModelOf, type OutAccount } from "./rules/choose-account";
 import { withoutForeignReasoning } from "./rules/foreign-reasoning";
@@ -370,10 +369,6 @@ function failureOfError(err: unknown): AttemptFailure {
   }
   return { status: null, code: null };
 }
-
-// The port's types must fit the rules' (declared apart so the pure rules import nothing outside their folder).
-type Fits<A extends B, B> = A;
-export type PortFitsRules = [Fits<UpstreamAccount, PoolAccount>, Fits<AccountHealth, PoolHealth>, Fits<FailureKind, RulesFailureKind>, Fits<RulesFailureKind, FailureKind>];
 
 /** Counts one more stream on the account; the function returned counts it off, once however often it is called. */
 function holdInFlight(state: PoolStateStore, name: string): () => void {
