@@ -27,6 +27,8 @@ export interface CallDeps {
   metrics?: Pick<Metrics, "gatewayRequest">;
   log: Logger;
   now: () => number;
+  /** A kept response and its call's ledger row are committed together (StoredResponseRepository.committedWithLedger). */
+  keptWithLedger?: boolean;
 }
 
 export interface GatewayDeps extends CallDeps {

@@ -54,7 +54,9 @@ export class SqliteStores implements Stores {
     this.downloads = new SqliteDownloadRepository(db);
     this.announcements = new SqliteAnnouncementRepository(db, () => this.changes.touch("announcements"));
     this.clients = new SqliteClientRepository(db);
-    this.responses = new SqliteStoredResponses(db);
+    // Kept responses are committed in the ledger's transaction: one commit a turn for a kept call's two writes.
+    this.responses = new SqliteStoredResponses(db, this.ledger);
+    this.ledger.carry(this.responses);
     this.refusedParams = new SqliteRefusedParams(db);
   }
 
