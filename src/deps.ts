@@ -90,8 +90,6 @@ export interface AppDeps {
   /** Parameters each account's upstream refuses (learnt from its 400s, and the configured ones). */
   quirks: AccountQuirks;
   responses: StoredResponseRepository;
-  /** Kept responses are committed with their calls' ledger rows (SQLite: one transaction). */
-  keptWithLedger: boolean;
   models: ModelList;
   /** The upstream's name for a model a caller names (GANTRY_MODEL_ALIASES). */
   modelAliases: ModelAliases;
@@ -317,7 +315,6 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     upstreamPool,
     pool,
     responses: stores.responses,
-    keptWithLedger: (stores.responses as StoredResponseRepository).committedWithLedger === true,
     quirks,
     models: new ModelList(
       upstreamAccounts.map((account) => ({ account, client: upstreamClients.get(account.name)! })),

@@ -27,8 +27,6 @@ export interface CallDeps {
   metrics?: Pick<Metrics, "gatewayRequest">;
   log: Logger;
   now: () => number;
-  /** A kept response and its call's ledger row are committed together (StoredResponseRepository.committedWithLedger). */
-  keptWithLedger?: boolean;
 }
 
 export interface GatewayDeps extends CallDeps {

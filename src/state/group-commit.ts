@@ -110,33 +110,6 @@ export class GroupCommit<T> {
     return this.inFlight;
   }
 
-  /**
-   * Takes what is waiting, for a writer that commits it in a transaction of its own (SQLite's ledger writes the
-   * kept responses waiting in its own transaction): the items, and `done`, which settles their promises as the
-   * commit went (null: committed). Null when nothing waits, or while an asynchronous batch is being written.
-   */
-  take(): { items: T[]; done(err: unknown | null): void } | null {
-    if (this.items.length === 0 || this.inFlight) return null;
-    if (this.timer) {
-      clearTimeout(this.timer as ReturnType<typeof setTimeout>);
-      clearImmediate(this.timer as ReturnType<typeof setImmediate>);
-      this.timer = null;
-    }
-    const items = this.items;
-    const waiters = this.waiters;
-    this.items = [];
-    this.waiters = [];
-    return {
-      items,
-      done: (err) => {
-        if (err === null) {
-          this.count(items.length);
-          for (const w of waiters) w.resolve();
-        } else for (const w of waiters) w.reject(err);
-      },
-    };
-  }
-
   /** Writes what is waiting, then refuses new items. */
   async close(): Promise<void> {
     this.closed = true;

@@ -10,7 +10,6 @@ import type { CallDeps } from "../gateway-deps";
 import type { Lease } from "../limits/admission";
 import type { PipelineCall, PipelineEnd, UsageMeter } from "../pipeline/pipeline-call";
 import type { ResponsesUsage } from "../wire/responses-types";
-import type { KeptWithRow } from "../usage/ledger-repository";
 import { NO_TOKENS, checkedTokenCounts, type TokenCounts } from "../usage/settle";
 import { internalError } from "./error-reply";
 
@@ -148,23 +147,14 @@ export class CallSettlement implements PipelineCall {
    */
   settle(end: PipelineEnd): Promise<AppError | null> {
     if (end.upstreamClosed) this.upstreamBodyClosed();
-    if (!end.keep) return this.finish(end.status, end.errorCode, end.usage, end.cut).then(() => this.withheld);
-    if (this.deps.keptWithLedger) {
-      // The put and the ledger row are queued in this same turn, and the store commits them in one transaction;
-      // the row takes its status when it is written, so a keep that failed by then is recorded as that failure.
-      const kept = end.keep().catch((err) => this.keepFailed(err));
-      const recorded = this.finish(end.status, end.errorCode, end.usage, end.cut, {
-        failed: (err) => this.keepFailed(err),
-        outcome: () => (this.withheld ? { status: this.withheld.status, errorCode: this.withheld.code } : { status: end.status, errorCode: end.errorCode }),
-      });
-      return Promise.all([kept, recorded]).then(() => this.withheld);
-    }
-    return end
-      .keep()
-      .catch((err) => this.keepFailed(err))
-      // Not kept: the ledger records the failure the caller is told instead.
-      .then(() => this.finish(this.withheld?.status ?? end.status, this.withheld ? this.withheld.code : end.errorCode, end.usage, end.cut))
-      .then(() => this.withheld);
+    const settled = end.keep
+      ? end
+          .keep()
+          .catch((err) => this.keepFailed(err))
+          // Not kept: the ledger records the failure the caller is told instead.
+          .then(() => this.finish(this.withheld?.status ?? end.status, this.withheld ? this.withheld.code : end.errorCode, end.usage, end.cut))
+      : this.finish(end.status, end.errorCode, end.usage, end.cut);
+    return settled.then(() => this.withheld);
   }
 
   /**
@@ -172,10 +162,10 @@ export class CallSettlement implements PipelineCall {
    * resolves when the ledger row is committed: routes await it before the caller's last bytes, so a reply the
    * caller received complete is always billed, even if the process dies right after.
    */
-  finish(status: number, errorCode: string | null, usage: ResponsesUsage | null = null, cut = false, kept?: KeptWithRow): Promise<void> {
+  finish(status: number, errorCode: string | null, usage: ResponsesUsage | null = null, cut = false): Promise<void> {
     if (this.finished) return this.settled;
     this.finished = true;
-    this.settled = this.record(status, errorCode, usage, cut, kept);
+    this.settled = this.record(status, errorCode, usage, cut);
     return this.settled;
   }
 
@@ -196,48 +186,11 @@ export class CallSettlement implements PipelineCall {
     return { tokens: NO_TOKENS, estimated: false };
   }
 
-  private record(status: number, errorCode: string | null, usage: ResponsesUsage | null, cut: boolean, kept?: KeptWithRow): Promise<void> {
+  private record(status: number, errorCode: string | null, usage: ResponsesUsage | null, cut: boolean): Promise<void> {
     const call = this.call;
     releaseConnection(call.request);
     const { tokens, estimated } = this.tokensOf(errorCode, usage, cut);
     const endedAt = performance.now();
-    if (!kept) this.logged(status, errorCode, tokens, estimated, endedAt);
-    if (!call.lease || UNBILLED.has(call.endpoint)) {
-      call.lease?.settle({ tokens: 0, cost: 0 });
-      if (kept) this.logged(status, errorCode, tokens, estimated, endedAt);
-      return Promise.resolve();
-    }
-    const written = this.deps.settler
-      .settle(this.leaseToSettle(call.lease), {
-        requestId: call.requestId,
-        endpoint: call.endpoint,
-        model: call.model,
-        status,
-        errorCode,
-        tokens,
-        startedAt: call.startedAtMs,
-        endedAt: call.startedAtMs + (endedAt - call.startedAt),
-        upstreamTtfbMs: call.upstreamTtfbMs === null ? null : Math.round(call.upstreamTtfbMs),
-        account: call.upstreamAccount,
-        estimated,
-        kept,
-      })
-      .catch((err) => {
-        this.withheld ??= unrecordedError();
-        this.deps.ledgerHealth?.failed(err);
-        this.deps.log.error("ledger write failed", { requestId: call.requestId, error: String(err) });
-      });
-    if (!kept) return written;
-    // Its status is known once the row and the kept response are written: the log line and metrics say that one.
-    return written.then(() => {
-      const now = kept.outcome();
-      this.logged(now.status, now.errorCode, tokens, estimated, endedAt);
-    });
-  }
-
-  /** The call's log line and metrics. */
-  private logged(status: number, errorCode: string | null, tokens: TokenCounts, estimated: boolean, endedAt: number): void {
-    const call = this.call;
     this.deps.metrics?.gatewayRequest(call.endpoint, status, errorCode, (endedAt - call.startedAt) / 1000, call.upstreamTtfbMs);
     this.deps.log.info("request", {
       requestId: call.requestId,
@@ -255,6 +208,29 @@ export class CallSettlement implements PipelineCall {
       estimated: estimated || undefined,
       error: errorCode ?? undefined,
     });
+    if (!call.lease || UNBILLED.has(call.endpoint)) {
+      call.lease?.settle({ tokens: 0, cost: 0 });
+      return Promise.resolve();
+    }
+    return this.deps.settler
+      .settle(this.leaseToSettle(call.lease), {
+        requestId: call.requestId,
+        endpoint: call.endpoint,
+        model: call.model,
+        status,
+        errorCode,
+        tokens,
+        startedAt: call.startedAtMs,
+        endedAt: call.startedAtMs + (endedAt - call.startedAt),
+        upstreamTtfbMs: call.upstreamTtfbMs === null ? null : Math.round(call.upstreamTtfbMs),
+        account: call.upstreamAccount,
+        estimated,
+      })
+      .catch((err) => {
+        this.withheld ??= unrecordedError();
+        this.deps.ledgerHealth?.failed(err);
+        this.deps.log.error("ledger write failed", { requestId: call.requestId, error: String(err) });
+      });
   }
 
   /**
@@ -263,17 +239,12 @@ export class CallSettlement implements PipelineCall {
    * reply the caller received whole is always billed and, when kept, can be fetched. The caller gets this instead.
    */
   private withheld: AppError | null = null;
-  /** The kept response's failure was reported (keepFailed). */
-  private keepFailedOnce = false;
 
   /**
    * The kept response could not be stored: the call ends with a failure naming the store (503 for storage that is
    * unavailable, an internal error otherwise), recorded as such in the ledger.
    */
   private keepFailed(err: unknown): void {
-    // Once: a keep that failed in the ledger's transaction is reported there, then by its put's promise.
-    if (this.keepFailedOnce) return;
-    this.keepFailedOnce = true;
     this.deps.log.error("the response could not be kept", { requestId: this.call.requestId, error: String(err) });
     if (knownError(err) === null) {
       this.withheld = internalError(this.deps, err, this.call.requestId);

@@ -70,12 +70,6 @@ export interface KeepLimits {
 
 export interface StoredResponseRepository {
   put(response: StoredResponse, limits?: KeepLimits): Promise<void>;
-  /**
-   * True when a put and the ledger rows recorded in the same turn of the event loop are committed in one transaction
-   * (SQLite: the ledger's transaction writes the responses waiting). Then the settlement records a kept call's row
-   * alongside its put instead of after it (LedgerEntry.kept), saving a commit and a turn a kept call.
-   */
-  readonly committedWithLedger?: boolean;
   /** The key's live response with its input items, or null (unknown, expired, deleted, or another key's). */
   get(keyId: string, id: string, now: number): Promise<StoredResponse | null>;
   /**

@@ -22,20 +22,6 @@ export interface LedgerEntry {
   account?: string | null;
   /** The tokens are Gantry's estimate, not the upstream's figures (a request cut before it reported usage). */
   estimated?: boolean;
-  /**
-   * A call whose kept response is committed in the same transaction as this row (a backend that can, see
-   * StoredResponseRepository.committedWithLedger): the row is recorded with the status and error the call has when
-   * it is written, and a keep that failed in that transaction is reported first, so the row records the failure.
-   */
-  kept?: KeptWithRow;
-}
-
-/** What links a ledger row to its call's kept response (LedgerEntry.kept). */
-export interface KeptWithRow {
-  /** The kept response could not be written: the call becomes that failure. */
-  failed(err: unknown): void;
-  /** The call's status and error as they stand now. */
-  outcome(): { status: number; errorCode: string | null };
 }
 
 export interface UsagePoint {

@@ -2,7 +2,7 @@
  * Settlement: when a gateway request ends (completed, failed or abandoned), its real usage replaces the
  * reservation made at admission, the key's running totals advance, and a ledger row is written.
  */
-import type { KeptWithRow, LedgerEntry, UsageLedger } from "./ledger-repository";
+import type { UsageLedger } from "./ledger-repository";
 import type { Lease } from "../limits/admission";
 import { compileModelList } from "../limits/rules/model-match";
 import { costOf, type Prices } from "../limits/rules/quota";
@@ -68,8 +68,6 @@ export interface RequestOutcome {
   account?: string | null;
   /** `tokens` are Gantry's estimate (the request was cut before the upstream reported usage). */
   estimated?: boolean;
-  /** The call's kept response is committed with its row: status and error as they stand then (LedgerEntry.kept). */
-  kept?: KeptWithRow;
 }
 
 export interface Settler {
@@ -93,7 +91,7 @@ export function createSettler(deps: {
       // The limiter owns the quota used: the key cache's totals are only what the database recorded.
       lease?.settle({ tokens: o.tokens.inputTokens + o.tokens.outputTokens, cost });
       deps.onSettled?.(o, cost);
-      const entry: LedgerEntry = {
+      return deps.ledger.record({
         ts: o.endedAt,
         requestId: o.requestId,
         keyId: lease?.key.key.id ?? null,
@@ -107,9 +105,7 @@ export function createSettler(deps: {
         upstreamTtfbMs: o.upstreamTtfbMs,
         estimated: o.estimated === true,
         account: o.account ?? null,
-      };
-      if (o.kept) entry.kept = o.kept;
-      return deps.ledger.record(entry);
+      });
     },
   };
 }

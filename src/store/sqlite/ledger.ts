@@ -5,7 +5,6 @@
 import type { Database } from "bun:sqlite";
 import type { LatencyPoint, LedgerEntry, UsageLedger, UsagePoint } from "../../gateway/usage/ledger-repository";
 import { GroupCommit } from "../../state/group-commit";
-import type { CarriedWrite } from "./stored-responses";
 
 /** 256 rows is a few milliseconds of writing: long enough to share an fsync, short enough not to stall streams. */
 const BATCH = { maxBatch: 256, maxDelayMs: 0 };
@@ -35,7 +34,7 @@ export class SqliteUsageLedger implements UsageLedger {
   }
 
   async recordMany(entries: readonly LedgerEntry[]): Promise<void> {
-    this.writeRows(entries);
+    this.writeBatch(entries);
   }
 
   async probe(): Promise<void> {
@@ -62,73 +61,29 @@ export class SqliteUsageLedger implements UsageLedger {
     await this.writer.close();
   }
 
-  /** The kept responses' repository on this connection: what it has waiting is written in the ledger's transaction. */
-  private companion: { take(): CarriedWrite | null } | null = null;
-
-  /** Links the kept responses (SqliteStoredResponses.take): the two are committed together from now on. */
-  carry(companion: { take(): CarriedWrite | null }): void {
-    this.companion = companion;
-  }
-
-  /** Writes the rows waiting now (SqliteStoredResponses hands its batch over this way). */
-  flushNow(): void {
-    void this.writer.flush();
-  }
-
-  /**
-   * Writes a batch in one transaction, with the kept responses waiting (the puts of the same calls, queued in the
-   * same turn), so one commit and one fsync serve both. If that transaction fails, the two are written apart, in
-   * the order they were before: the responses, then the rows, which then record a keep that failed as the failure.
-   */
+  /** Writes a batch in one transaction. */
   private writeBatch(entries: readonly LedgerEntry[]): void {
-    const carried = this.companion?.take() ?? null;
-    if (carried === null) return this.writeRows(entries);
-    try {
-      this.db.transaction(() => {
-        carried.write();
-        this.insertRows(entries);
-      })();
-    } catch {
-      let keepErr: unknown | null = null;
-      try {
-        this.db.transaction(() => carried.write())();
-      } catch (err) {
-        keepErr = err;
-        for (const e of entries) e.kept?.failed(err);
-      }
-      carried.done(keepErr);
-      return this.writeRows(entries);
-    }
-    carried.done(null);
-  }
-
-  private writeRows(entries: readonly LedgerEntry[]): void {
-    this.db.transaction(() => this.insertRows(entries))();
-  }
-
-  /** Inserts a batch's rows and adds them to their keys' totals; the caller holds the transaction. */
-  private insertRows(entries: readonly LedgerEntry[]): void {
     // One totals update per key per batch, not per row: a batch under load is mostly a few busy keys.
     const totals = new Map<string, { requests: number; input: number; output: number; micros: number }>();
-    for (const e of entries) {
-      const micros = Math.round(e.cost * 1_000_000);
-      // A call whose response is kept in this transaction: its status as it stands now (a failed keep's).
-      const outcome = e.kept ? e.kept.outcome() : e;
-      // Whole milliseconds: callers may compute `ts` from performance.now() deltas (fractional).
-      this.insert.run(
-        Math.round(e.ts), e.requestId, e.keyId, e.model, e.endpoint, outcome.status, outcome.errorCode, e.inputTokens,
-        e.outputTokens, e.reasoningTokens, e.cachedTokens, micros, e.durationMs, e.upstreamTtfbMs, e.estimated ? 1 : 0,
-        e.account ?? null,
-      );
-      if (!e.keyId) continue;
-      const t = totals.get(e.keyId) ?? { requests: 0, input: 0, output: 0, micros: 0 };
-      t.requests += 1;
-      t.input += e.inputTokens;
-      t.output += e.outputTokens;
-      t.micros += micros;
-      totals.set(e.keyId, t);
-    }
-    for (const [keyId, t] of totals) this.bumpTotals.run(t.requests, t.input, t.output, t.micros, keyId);
+    this.db.transaction(() => {
+      for (const e of entries) {
+        const micros = Math.round(e.cost * 1_000_000);
+        // Whole milliseconds: callers may compute `ts` from performance.now() deltas (fractional).
+        this.insert.run(
+          Math.round(e.ts), e.requestId, e.keyId, e.model, e.endpoint, e.status, e.errorCode, e.inputTokens,
+          e.outputTokens, e.reasoningTokens, e.cachedTokens, micros, e.durationMs, e.upstreamTtfbMs, e.estimated ? 1 : 0,
+          e.account ?? null,
+        );
+        if (!e.keyId) continue;
+        const t = totals.get(e.keyId) ?? { requests: 0, input: 0, output: 0, micros: 0 };
+        t.requests += 1;
+        t.input += e.inputTokens;
+        t.output += e.outputTokens;
+        t.micros += micros;
+        totals.set(e.keyId, t);
+      }
+      for (const [keyId, t] of totals) this.bumpTotals.run(t.requests, t.input, t.output, t.micros, keyId);
+    })();
   }
 
   /**

@@ -45,32 +45,8 @@ interface Put {
   limits: KeepLimits | undefined;
 }
 
-/** The ledger's side of a shared commit (SqliteUsageLedger): whether rows wait, and its batch written now. */
-export interface LedgerCommit {
-  readonly pending: number;
-  flushNow(): void;
-}
-
-/** Kept responses written by the ledger's transaction (SqliteUsageLedger.carry): `write` inside it, `done` after. */
-export interface CarriedWrite {
-  write(): void;
-  done(err: unknown | null): void;
-}
-
 export class SqliteStoredResponses implements StoredResponseRepository {
-  /**
-   * `ledger`: the ledger on the same connection. A batch of kept responses that finds rows waiting in the ledger is
-   * written by the ledger's transaction with them (one commit and one fsync for both, and the settlement records a
-   * kept call's row in the same turn as its put: StoredResponseRepository.committedWithLedger).
-   */
-  constructor(
-    private readonly db: Database,
-    private readonly ledger: LedgerCommit | null = null,
-  ) {}
-
-  get committedWithLedger(): boolean {
-    return this.ledger !== null;
-  }
+  constructor(private readonly db: Database) {}
 
   /** Responses that end together are committed together: one fsync for the batch, each caller answered after it. */
   private readonly writer = new GroupCommit<Put>((batch) => this.writeBatch(batch));
@@ -79,47 +55,8 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     return this.writer.add({ r, limits });
   }
 
-  /** A batch handed to the ledger's transaction (writeBatch), and how it went: null committed, undefined not taken. */
-  private handed: { puts: Put[]; err: unknown | null | undefined } | null = null;
-
-  /**
-   * For the ledger's transaction: the batch handed to it, else the responses waiting (their promises settled by
-   * `done`). Null when there are none.
-   */
-  take(): CarriedWrite | null {
-    const handed = this.handed;
-    if (handed) {
-      this.handed = null;
-      return { write: () => this.insert(handed.puts), done: (err) => void (handed.err = err) };
-    }
-    const waiting = this.writer.take();
-    return waiting && { write: () => this.insert(waiting.items), done: waiting.done };
-  }
-
   private writeBatch(puts: Put[]): void {
-    if (this.ledger && this.ledger.pending > 0) {
-      // Rows wait in the ledger (a kept call's row is queued with its put): its transaction writes this batch too.
-      const handed = (this.handed = { puts, err: undefined as unknown | null | undefined });
-      this.ledger.flushNow();
-      this.handed = null;
-      if (handed.err === null) return;
-      if (handed.err !== undefined) throw handed.err;
-      // Not taken (the ledger failed before its transaction): written alone, below.
-    }
-    // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
-    // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
-    // the WAL is written in order. One fsync per batch of requests instead of two.
-    const relax = !this.db.inTransaction;
-    if (relax) this.db.exec("PRAGMA synchronous = NORMAL");
-    try {
-      this.db.transaction(() => this.insert(puts))();
-    } finally {
-      if (relax) this.db.exec("PRAGMA synchronous = FULL");
-    }
-  }
-
-  /** Writes a batch of kept responses; the caller holds the transaction. */
-  private insert(puts: Put[]): void {
+    const batch = puts.map((p) => p.r);
     const insert = this.db.query(
       `INSERT INTO stored_responses (id, key_id, previous_id, model, account, created_at, expires_at, response, input_items, input_count, bytes)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -128,23 +65,34 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     const addTotals = this.db.query(ADD_TOTALS);
     // What the batch adds to each key's totals, written once per key (migration 21: a trigger did it per row).
     const added = new Map<string, { responses: number; bytes: number }>();
-    for (const { r } of puts) {
-      const response = r.responseJson ?? JSON.stringify(r.response);
-      const inputs = r.inputItems.map((item) => JSON.stringify(item));
-      // A short input list in the response's row; rows for a long one, and for the items found by id that
-      // the response's row cannot find (ids that do not name it).
-      const items = storedItemsOf(r, inputs);
-      const bytes = response.length + listLength(inputs);
-      insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, items.inputList, inputs.length, bytes);
-      for (const row of items.rows) insertItem.run(r.id, row.position, row.itemId, row.item);
-      const sum = added.get(r.keyId);
-      if (sum) {
-        sum.responses += 1;
-        sum.bytes += bytes;
-      } else added.set(r.keyId, { responses: 1, bytes });
+    // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
+    // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
+    // the WAL is written in order. One fsync per batch of requests instead of two.
+    const relax = !this.db.inTransaction;
+    if (relax) this.db.exec("PRAGMA synchronous = NORMAL");
+    try {
+      this.db.transaction(() => {
+        for (const r of batch) {
+          const response = r.responseJson ?? JSON.stringify(r.response);
+          const inputs = r.inputItems.map((item) => JSON.stringify(item));
+          // A short input list in the response's row; rows for a long one, and for the items found by id that
+          // the response's row cannot find (ids that do not name it).
+          const items = storedItemsOf(r, inputs);
+          const bytes = response.length + listLength(inputs);
+          insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, items.inputList, inputs.length, bytes);
+          for (const row of items.rows) insertItem.run(r.id, row.position, row.itemId, row.item);
+          const sum = added.get(r.keyId);
+          if (sum) {
+            sum.responses += 1;
+            sum.bytes += bytes;
+          } else added.set(r.keyId, { responses: 1, bytes });
+        }
+        for (const [keyId, sum] of added) addTotals.run(keyId, sum.responses, sum.bytes);
+        this.evict(puts);
+      })();
+    } finally {
+      if (relax) this.db.exec("PRAGMA synchronous = FULL");
     }
-    for (const [keyId, sum] of added) addTotals.run(keyId, sum.responses, sum.bytes);
-    this.evict(puts);
   }
 
   /** Holds each key of the batch to its limits: its oldest responses go, never one this batch stored. */

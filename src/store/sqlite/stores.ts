@@ -54,9 +54,7 @@ export class SqliteStores implements Stores {
     this.downloads = new SqliteDownloadRepository(db);
     this.announcements = new SqliteAnnouncementRepository(db, () => this.changes.touch("announcements"));
     this.clients = new SqliteClientRepository(db);
-    // Kept responses are committed in the ledger's transaction: one commit a turn for a kept call's two writes.
-    this.responses = new SqliteStoredResponses(db, this.ledger);
-    this.ledger.carry(this.responses);
+    this.responses = new SqliteStoredResponses(db);
     this.refusedParams = new SqliteRefusedParams(db);
   }
 
