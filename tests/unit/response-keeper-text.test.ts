@@ -3,7 +3,7 @@
  * true`, the response it continues): the repository gets that text to keep as is, and it is the response's JSON.
  */
 import { expect, test } from "bun:test";
-import type { StoredResponse } from "../../src/gateway/responses/stored-response-repository";
+import { storedItemsOf, type StoredResponse } from "../../src/gateway/responses/stored-response-repository";
 import { ResponseKeeper } from "../../src/gateway/responses/response-keeper";
 
 function keeperWith(puts: StoredResponse[], previousId: string | null) {
@@ -34,5 +34,55 @@ for (const previousId of [null, "resp_0000000000000000000000000000beef"]) {
     expect(puts[0]!.responseJson).toBeDefined();
     expect(JSON.parse(puts[0]!.responseJson!)).toEqual(terminal);
     expect(puts[0]!.response).toEqual(terminal);
+  });
+}
+
+/**
+ * What is kept is read off the upstream's response parsed before rewriting (status, ids, whether the text already
+ * says what stamp writes), and the text is parsed again only when it is not plain. Whatever the upstream sent, the
+ * kept response says Gantry's id, `store: true` and the response it continues, and an output item whose id does not
+ * name the response still gets a row (storedItemsOf), as when the whole response was parsed.
+ */
+const LONG_ID = `msg_${"x".repeat(240)}`;
+const variants: Array<[string, Record<string, unknown>, string | null]> = [
+  ["plain", {}, null],
+  ["plain, continuing", {}, "resp_0000000000000000000000000000beef"],
+  ["no store field", { store: undefined }, null],
+  ["no previous_response_id field, continuing", { previous_response_id: undefined }, "resp_0000000000000000000000000000beef"],
+  ["an output item id too long to replace", { output: [{ id: LONG_ID, type: "message", role: "assistant", content: [] }] }, null],
+  ["an output item without an id", { output: [{ type: "message", role: "assistant", content: [] }] }, null],
+  ["incomplete", { status: "incomplete" }, null],
+];
+for (const [name, change, previousId] of variants) {
+  test(`kept from the text when it is plain, else parsed: ${name}`, async () => {
+    const puts: StoredResponse[] = [];
+    const keeper = keeperWith(puts, previousId);
+    const upstream: Record<string, unknown> = { id: "resp_up", object: "response", status: "completed", store: false, previous_response_id: null, output: [{ id: "msg_up", type: "message", role: "assistant", content: [{ type: "output_text", text: "hi" }] }], ...change };
+    for (const [k, v] of Object.entries(upstream)) if (v === undefined) delete upstream[k];
+    const output = upstream.output as Array<Record<string, unknown>>;
+    const events = [
+      { type: "response.created", sequence_number: 0, response: { ...upstream, status: "in_progress", output: [] } },
+      ...output.map((item, i) => ({ type: "response.output_item.done", sequence_number: 1 + i, output_index: i, item })),
+      { type: upstream.status === "incomplete" ? "response.incomplete" : "response.completed", sequence_number: 9, response: upstream },
+    ];
+    for (const ev of events) {
+      keeper.see(ev as any);
+      keeper.rewrite(ev as any, JSON.stringify(ev));
+    }
+    await keeper.keepStreamed();
+    expect(puts).toHaveLength(1);
+    const r = puts[0]!;
+    const kept = r.responseJson !== undefined ? JSON.parse(r.responseJson) : r.response;
+    expect(kept).toEqual(r.response);
+    expect(r.id).toBe("resp_0000000000000000000000000000abcd");
+    expect(kept.id).toBe(r.id);
+    expect(kept.store).toBe(true);
+    if (previousId) expect(kept.previous_response_id).toBe(previousId);
+    // The rows the store writes for output items are those a fully parsed response gives.
+    const parsedWhole: StoredResponse = { ...r, response: JSON.parse(JSON.stringify(r.response)), outputIdsNamed: undefined };
+    expect(storedItemsOf(r, []).rows).toEqual(storedItemsOf(parsedWhole, []).rows);
+    expect(storedItemsOf(r, []).rows.length).toBe(name.includes("too long") ? 1 : 0);
+    // Plain: stored from the text, with no output row to look for.
+    expect(r.outputIdsNamed === true).toBe(!/field|too long/.test(name));
   });
 }

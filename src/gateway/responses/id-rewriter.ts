@@ -12,7 +12,7 @@
  */
 import type { JsonObject, ResponsesStreamEvent } from "../wire/responses-types";
 import { newId } from "./conversation";
-import { namedItemId } from "./named-item-ids";
+import { namedItemId, responseOfItem } from "./named-item-ids";
 
 export class IdRewriter {
   /** Upstream id -> the pair quoted as in JSON: `"old"` and Gantry's `"fresh"`. */
@@ -117,6 +117,33 @@ export class IdRewriter {
   /** Whether `stamp` would change nothing in a response parsed from a rewritten event. */
   stamped(out: JsonObject): boolean {
     return out.id === this.responseId && (this.previousId === null || out.previous_response_id === this.previousId) && (!this.kept || out.store === true);
+  }
+
+  /**
+   * `stamped` for the rewritten text of a response, judged from the upstream's response before rewriting (`upstream`,
+   * parsed from the upstream's event): its id is replaced by this response's, a `previous_response_id` of null by the
+   * one continued, and a `store` of false by true, so the text says what `stamp` would write when those are there.
+   */
+  textStamped(upstream: JsonObject): boolean {
+    const pair = typeof upstream.id === "string" ? this.ids.get(upstream.id) : undefined;
+    if (pair === undefined || pair[1] !== `"${this.responseId}"`) return false;
+    if (this.previousId !== null && upstream.previous_response_id !== null) return false;
+    return !this.kept || upstream.store === false || upstream.store === true;
+  }
+
+  /**
+   * Whether every output item of the upstream's response has, as the caller got it, an id that names this response
+   * (or none): then none of them needs a row of its own when it is kept.
+   */
+  outputNamed(output: readonly unknown[]): boolean {
+    for (const it of output) {
+      if (it === null || typeof it !== "object") continue;
+      const id = (it as JsonObject).id;
+      if (typeof id !== "string") continue;
+      const pair = this.ids.get(id);
+      if (pair === undefined || responseOfItem(pair[1].slice(1, -1)) !== this.responseId) return false;
+    }
+    return true;
   }
 
   stamp<T extends JsonObject>(out: T): T {

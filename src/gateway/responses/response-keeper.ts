@@ -35,13 +35,16 @@ class FinishedResponse {
    */
   private done: Array<() => ResponsesStreamEvent> = [];
   private final: JsonObject | null = null;
+  /** The terminal event as the upstream sent it (parsed): its keys are in the order of the text the caller got. */
+  finalEvent: ResponsesStreamEvent | null = null;
   /** The terminal event's JSON as the caller got it (Gantry's ids in it). */
   finalJson: string | null = null;
 
   see(ev: ResponsesStreamEvent): void {
     if (ev.type === "response.output_item.done") this.done.push(() => ev);
-    else if (TERMINAL_EVENT_TYPES.has(ev.type) && ev.response && typeof ev.response === "object") {
-      this.final ??= ev.response as JsonObject;
+    else if (TERMINAL_EVENT_TYPES.has(ev.type) && ev.response && typeof ev.response === "object" && this.final === null) {
+      this.final = ev.response as JsonObject;
+      this.finalEvent = ev;
     }
   }
 
@@ -73,6 +76,11 @@ class FinishedResponse {
   /** The terminal response carries the output (the usual case): it is the response, as the caller got it. */
   get whole(): boolean {
     return Array.isArray(this.final?.output) && this.final.output.length > 0;
+  }
+
+  /** The terminal event's response as the upstream sent it (ids not replaced), once it came. */
+  get upstreamFinal(): JsonObject | null {
+    return this.final;
   }
 
   /** The response with the upstream's ids, its output from the items when the terminal event had none. */
@@ -155,6 +163,15 @@ export class ResponseKeeper {
     // The terminal event the caller got already has Gantry's ids: parsing its text is the response, where
     // rewriting the object again would serialise and parse it once more.
     if (finished.whole && finished.finalJson !== null) {
+      // The usual case, without parsing the event again: its text is cut from what the caller got, and what the
+      // store must know of it (status, ids, whether it says what stamp writes) is read off the upstream's response
+      // parsed before, since rewriting replaces ids and two flags in it and nothing else.
+      const upstream = finished.upstreamFinal!;
+      const text = finished.finalEvent ? responseTextOf(finished.finalJson, finished.finalEvent as unknown as Record<string, unknown>) : null;
+      if (text !== null && this.ids.textStamped(upstream)) {
+        if (!this.keep || (upstream.status !== "completed" && upstream.status !== "incomplete")) return;
+        return this.save(() => JSON.parse(text) as JsonObject, text, this.ids.outputNamed(upstream.output as unknown[]));
+      }
       const parsed = JSON.parse(finished.finalJson) as { response?: unknown };
       if (parsed.response && typeof parsed.response === "object") {
         const response = parsed.response as JsonObject;
@@ -178,20 +195,30 @@ export class ResponseKeeper {
     if (this.keep && (response.status === "completed" || response.status === "incomplete")) await this.save(response, text);
   }
 
-  /** `text`: the response's JSON as the caller got it, when it is known to be `response`'s text. */
-  private async save(response: JsonObject, text: string | null): Promise<void> {
+  /**
+   * `text`: the response's JSON as the caller got it, when it is known to be `response`'s text. `outputIdsNamed`:
+   * every output item's id names this response (StoredResponse.outputIdsNamed).
+   */
+  private async save(response: JsonObject | (() => JsonObject), text: string | null, outputIdsNamed = false): Promise<void> {
     const now = this.deps.now();
+    // A response given as its text is parsed only if the store reads it (SQLite and PostgreSQL write the text).
+    let parsed = typeof response === "function" ? null : response;
+    const read = response as () => JsonObject;
     await this.deps.responses.put({
-      id: String(response.id),
+      id: parsed ? String(parsed.id) : this.ids.responseId,
       keyId: this.keyId,
       previousId: this.conversation.previousId,
       model: this.model,
       account: this.accountOf(),
       createdAt: keptAt(now),
       expiresAt: now + this.deps.config.storedResponsesDays * DAY_MS,
-      response,
+      get response() {
+        return (parsed ??= read());
+      },
       responseJson: text ?? undefined,
+      outputIdsNamed: outputIdsNamed || undefined,
       inputItems: this.conversation.newItems,
     }, { responses: this.deps.config.storedResponsesPerKey, bytes: this.deps.config.storedBytesPerKey });
   }
 }
+

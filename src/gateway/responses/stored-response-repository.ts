@@ -33,6 +33,11 @@ export interface StoredResponse {
    * `put` keeps it as is instead of serialising `response` again. Only for `put`; `get` never sets it.
    */
   responseJson?: string;
+  /**
+   * Every output item's id names this response (named-item-ids.ts) or is absent, so none needs a row of its own and
+   * `put` need not read `response` for them (a kept stream's response is then parsed only if something reads it).
+   */
+  outputIdsNamed?: boolean;
   /** The items this request added to the conversation, each with its id. */
   inputItems: JsonObject[];
   /** Set by `get`: the length of the JSON text kept (the response and its input items), as `put` measured it. */
@@ -125,7 +130,7 @@ export function storedItemsOf(r: StoredResponse, inputTexts: readonly string[]):
     const id = itemIdOf(r.inputItems[i]!);
     if (!inline || (id !== null && responseOfItem(id) !== r.id)) rows.push({ position: i, itemId: id, item });
   });
-  const output = Array.isArray(r.response.output) ? (r.response.output as JsonObject[]) : [];
+  const output = r.outputIdsNamed || !Array.isArray(r.response.output) ? [] : (r.response.output as JsonObject[]);
   output.forEach((it, i) => {
     const id = itemIdOf(it);
     if (id !== null && responseOfItem(id) !== r.id) rows.push({ position: inputTexts.length + i, itemId: id, item: JSON.stringify(it) });
