@@ -47,7 +47,12 @@ function kept(b: number) {
   const response = { id: responseId, object: "response", created_at: Math.floor(now / 1000), status: "completed", model: "demo-mini", output, usage: { input_tokens: 12, output_tokens: 40, total_tokens: 52 }, padding: "x".repeat(450) };
   // Input item ids as the conversation mints them since issue 32: named after the response too, numbered first.
   const inputItems = Array.from({ length: INPUTS }, (_, i) => ({ ...message("user", "input_text", "y".repeat(200)), id: `msg_${responseId.slice(5)}${i.toString(16).padStart(4, "0")}` }));
-  return { id: responseId, keyId: `key_bench_${b % 8}`, previousId: null, model: "demo-mini", createdAt: now, expiresAt: now + 86_400_000, response, inputItems };
+  // As a kept stream hands it over: the response's text as the caller got it (cut from its terminal event, not
+  // serialised here, so made before the timing), and whether every item id names the response.
+  return {
+    id: responseId, keyId: `key_bench_${b % 8}`, previousId: null, model: "demo-mini", createdAt: now, expiresAt: now + 86_400_000, response, inputItems,
+    responseJson: JSON.stringify(response), inputIdsNamed: true, outputIdsNamed: OUTPUT_IDS,
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "gantry-store-rows-"));

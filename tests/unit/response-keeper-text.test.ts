@@ -86,3 +86,25 @@ for (const [name, change, previousId] of variants) {
     expect(r.outputIdsNamed === true).toBe(!/field|too long/.test(name));
   });
 }
+
+test("input items whose ids all name the response are kept in its row with no lookups; a caller's own id still gets its row", async () => {
+  const responseId = "resp_0000000000000000000000000000abcd";
+  for (const callerId of [null, "msg_callers_own"]) {
+    const puts: StoredResponse[] = [];
+    const named = (n: number) => `msg_${responseId.slice(5)}${n.toString(16).padStart(4, "0")}`;
+    const newItems = [
+      { id: named(0), type: "message", role: "user", content: [{ type: "input_text", text: "a" }] },
+      { id: callerId ?? named(1), type: "message", role: "user", content: [{ type: "input_text", text: "b" }] },
+    ];
+    const responses = { put: async (r: StoredResponse) => void puts.push(r) } as any;
+    const conversation = { input: newItems, newItems, previousId: null, previousAccount: null, encryptedOwners: new Map(), responseId, itemsNamed: callerId ? 1 : 2 };
+    const keeper = new ResponseKeeper({ responses, config: { storedResponsesDays: 1, storedResponsesPerKey: 10, storedBytesPerKey: 1_000_000 }, now: () => 1 }, "k1", "m", conversation, true);
+    await keeper.finish({ id: "resp_up", object: "response", status: "completed", output: [] } as any);
+    const r = puts[0]!;
+    expect(r.inputIdsNamed === true).toBe(callerId === null);
+    const texts = r.inputItems.map((it) => JSON.stringify(it));
+    const hinted = storedItemsOf(r, texts);
+    expect(hinted).toEqual(storedItemsOf({ ...r, inputIdsNamed: undefined }, texts));
+    expect(hinted.rows.map((row) => row.itemId)).toEqual(callerId ? [callerId] : []);
+  }
+});

@@ -217,6 +217,8 @@ export class ResponseKeeper {
       },
       responseJson: text ?? undefined,
       outputIdsNamed: outputIdsNamed || undefined,
+      // Every item this turn added got an id named after the response (none was the caller's or a reference).
+      inputIdsNamed: this.conversation.itemsNamed === this.conversation.newItems.length || undefined,
       inputItems: this.conversation.newItems,
     }, { responses: this.deps.config.storedResponsesPerKey, bytes: this.deps.config.storedBytesPerKey });
   }

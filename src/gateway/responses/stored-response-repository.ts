@@ -38,6 +38,8 @@ export interface StoredResponse {
    * `put` need not read `response` for them (a kept stream's response is then parsed only if something reads it).
    */
   outputIdsNamed?: boolean;
+  /** The same for the input items: every one's id names this response (none was the caller's or a copy). */
+  inputIdsNamed?: boolean;
   /** The items this request added to the conversation, each with its id. */
   inputItems: JsonObject[];
   /** Set by `get`: the length of the JSON text kept (the response and its input items), as `put` measured it. */
@@ -126,10 +128,12 @@ export const INLINE_BYTES = 64 * 1024;
 export function storedItemsOf(r: StoredResponse, inputTexts: readonly string[]): { inputList: string; rows: ItemRow[] } {
   const inline = inputTexts.length <= INLINE_ITEMS && listLength(inputTexts) <= INLINE_BYTES;
   const rows: ItemRow[] = [];
-  inputTexts.forEach((item, i) => {
-    const id = itemIdOf(r.inputItems[i]!);
-    if (!inline || (id !== null && responseOfItem(id) !== r.id)) rows.push({ position: i, itemId: id, item });
-  });
+  if (!inline || !r.inputIdsNamed) {
+    inputTexts.forEach((item, i) => {
+      const id = itemIdOf(r.inputItems[i]!);
+      if (!inline || (id !== null && responseOfItem(id) !== r.id)) rows.push({ position: i, itemId: id, item });
+    });
+  }
   const output = r.outputIdsNamed || !Array.isArray(r.response.output) ? [] : (r.response.output as JsonObject[]);
   output.forEach((it, i) => {
     const id = itemIdOf(it);

@@ -1,5 +1,5 @@
 /** Stored responses in SQLite (see the port: gateway/responses/stored-response-repository.ts). */
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import {
   evictionOf,
   evictionPageSize,
@@ -55,44 +55,52 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     return this.writer.add({ r, limits });
   }
 
+  /** The batch's statements and its transaction, made on the first write (a batch per turn under load). */
+  private writing: { write(puts: Put[]): void; relax: Statement; strict: Statement } | null = null;
+
   private writeBatch(puts: Put[]): void {
-    const batch = puts.map((p) => p.r);
+    const w = (this.writing ??= this.prepareWrites());
+    // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
+    // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
+    // the WAL is written in order. One fsync per batch of requests instead of two.
+    const relax = !this.db.inTransaction;
+    if (relax) w.relax.run();
+    try {
+      w.write(puts);
+    } finally {
+      if (relax) w.strict.run();
+    }
+  }
+
+  private prepareWrites(): { write(puts: Put[]): void; relax: Statement; strict: Statement } {
     const insert = this.db.query(
       `INSERT INTO stored_responses (id, key_id, previous_id, model, account, created_at, expires_at, response, input_items, input_count, bytes)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertItem = this.db.query("INSERT INTO stored_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)");
     const addTotals = this.db.query(ADD_TOTALS);
-    // What the batch adds to each key's totals, written once per key (migration 21: a trigger did it per row).
-    const added = new Map<string, { responses: number; bytes: number }>();
-    // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
-    // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
-    // the WAL is written in order. One fsync per batch of requests instead of two.
-    const relax = !this.db.inTransaction;
-    if (relax) this.db.exec("PRAGMA synchronous = NORMAL");
-    try {
-      this.db.transaction(() => {
-        for (const r of batch) {
-          const response = r.responseJson ?? JSON.stringify(r.response);
-          const inputs = r.inputItems.map((item) => JSON.stringify(item));
-          // A short input list in the response's row; rows for a long one, and for the items found by id that
-          // the response's row cannot find (ids that do not name it).
-          const items = storedItemsOf(r, inputs);
-          const bytes = response.length + listLength(inputs);
-          insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, items.inputList, inputs.length, bytes);
-          for (const row of items.rows) insertItem.run(r.id, row.position, row.itemId, row.item);
-          const sum = added.get(r.keyId);
-          if (sum) {
-            sum.responses += 1;
-            sum.bytes += bytes;
-          } else added.set(r.keyId, { responses: 1, bytes });
-        }
-        for (const [keyId, sum] of added) addTotals.run(keyId, sum.responses, sum.bytes);
-        this.evict(puts);
-      })();
-    } finally {
-      if (relax) this.db.exec("PRAGMA synchronous = FULL");
-    }
+    const write = this.db.transaction((puts: Put[]) => {
+      // What the batch adds to each key's totals, written once per key (migration 21: a trigger did it per row).
+      const added = new Map<string, { responses: number; bytes: number }>();
+      for (const { r } of puts) {
+        const response = r.responseJson ?? JSON.stringify(r.response);
+        const inputs = r.inputItems.map((item) => JSON.stringify(item));
+        // A short input list in the response's row; rows for a long one, and for the items found by id that
+        // the response's row cannot find (ids that do not name it).
+        const items = storedItemsOf(r, inputs);
+        const bytes = response.length + listLength(inputs);
+        insert.run(r.id, r.keyId, r.previousId, r.model, r.account ?? null, r.createdAt, r.expiresAt, response, items.inputList, inputs.length, bytes);
+        for (const row of items.rows) insertItem.run(r.id, row.position, row.itemId, row.item);
+        const sum = added.get(r.keyId);
+        if (sum) {
+          sum.responses += 1;
+          sum.bytes += bytes;
+        } else added.set(r.keyId, { responses: 1, bytes });
+      }
+      for (const [keyId, sum] of added) addTotals.run(keyId, sum.responses, sum.bytes);
+      this.evict(puts);
+    });
+    return { write, relax: this.db.query("PRAGMA synchronous = NORMAL"), strict: this.db.query("PRAGMA synchronous = FULL") };
   }
 
   /** Holds each key of the batch to its limits: its oldest responses go, never one this batch stored. */
