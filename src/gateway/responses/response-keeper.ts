@@ -34,7 +34,6 @@ class FinishedResponse {
    * the output (rarely), so the ones forwarded as text are not parsed for it.
    */
   private done: Array<() => ResponsesStreamEvent> = [];
-  private final: JsonObject | null = null;
   /** The terminal event as the upstream sent it (parsed): its keys are in the order of the text the caller got. */
   finalEvent: ResponsesStreamEvent | null = null;
   /** The terminal event's JSON as the caller got it (Gantry's ids in it). */
@@ -42,10 +41,7 @@ class FinishedResponse {
 
   see(ev: ResponsesStreamEvent): void {
     if (ev.type === "response.output_item.done") this.done.push(() => ev);
-    else if (TERMINAL_EVENT_TYPES.has(ev.type) && ev.response && typeof ev.response === "object" && this.final === null) {
-      this.final = ev.response as JsonObject;
-      this.finalEvent = ev;
-    }
+    else if (TERMINAL_EVENT_TYPES.has(ev.type) && ev.response && typeof ev.response === "object") this.finalEvent ??= ev;
   }
 
   /** An event forwarded as its text (not parsed). */
@@ -79,8 +75,8 @@ class FinishedResponse {
   }
 
   /** The terminal event's response as the upstream sent it (ids not replaced), once it came. */
-  get upstreamFinal(): JsonObject | null {
-    return this.final;
+  get final(): JsonObject | null {
+    return (this.finalEvent?.response as JsonObject | undefined) ?? null;
   }
 
   /** The response with the upstream's ids, its output from the items when the terminal event had none. */
@@ -166,8 +162,8 @@ export class ResponseKeeper {
       // The usual case, without parsing the event again: its text is cut from what the caller got, and what the
       // store must know of it (status, ids, whether it says what stamp writes) is read off the upstream's response
       // parsed before, since rewriting replaces ids and two flags in it and nothing else.
-      const upstream = finished.upstreamFinal!;
-      const text = finished.finalEvent ? responseTextOf(finished.finalJson, finished.finalEvent as unknown as Record<string, unknown>) : null;
+      const upstream = finished.final!;
+      const text = responseTextOf(finished.finalJson, finished.finalEvent as unknown as Record<string, unknown>);
       if (text !== null && this.ids.textStamped(upstream)) {
         if (!this.keep || (upstream.status !== "completed" && upstream.status !== "incomplete")) return;
         return this.save(() => JSON.parse(text) as JsonObject, text, this.ids.outputNamed(upstream.output as unknown[]));
@@ -192,20 +188,19 @@ export class ResponseKeeper {
 
   /** Saves a response with Gantry's ids, when kept and finished (completed or incomplete). */
   private async store(response: JsonObject, text: string | null = null): Promise<void> {
-    if (this.keep && (response.status === "completed" || response.status === "incomplete")) await this.save(response, text);
+    if (this.keep && (response.status === "completed" || response.status === "incomplete")) await this.save(() => response, text);
   }
 
   /**
-   * `text`: the response's JSON as the caller got it, when it is known to be `response`'s text. `outputIdsNamed`:
-   * every output item's id names this response (StoredResponse.outputIdsNamed).
+   * Saves a stamped response (its id is this one's), read by `response` only if the store reads it: SQLite and
+   * PostgreSQL write `text`, the response's JSON as the caller got it, when it is known. `outputIdsNamed`: every
+   * output item's id names this response (StoredResponse.outputIdsNamed).
    */
-  private async save(response: JsonObject | (() => JsonObject), text: string | null, outputIdsNamed = false): Promise<void> {
+  private async save(response: () => JsonObject, text: string | null, outputIdsNamed = false): Promise<void> {
     const now = this.deps.now();
-    // A response given as its text is parsed only if the store reads it (SQLite and PostgreSQL write the text).
-    let parsed = typeof response === "function" ? null : response;
-    const read = response as () => JsonObject;
+    let read: JsonObject | null = null;
     await this.deps.responses.put({
-      id: parsed ? String(parsed.id) : this.ids.responseId,
+      id: this.ids.responseId,
       keyId: this.keyId,
       previousId: this.conversation.previousId,
       model: this.model,
@@ -213,7 +208,7 @@ export class ResponseKeeper {
       createdAt: keptAt(now),
       expiresAt: now + this.deps.config.storedResponsesDays * DAY_MS,
       get response() {
-        return (parsed ??= read());
+        return (read ??= response());
       },
       responseJson: text ?? undefined,
       outputIdsNamed: outputIdsNamed || undefined,
@@ -223,4 +218,3 @@ export class ResponseKeeper {
     }, { responses: this.deps.config.storedResponsesPerKey, bytes: this.deps.config.storedBytesPerKey });
   }
 }
-

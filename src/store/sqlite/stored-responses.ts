@@ -45,6 +45,13 @@ interface Put {
   limits: KeepLimits | undefined;
 }
 
+/** A batch written in one transaction, and the PRAGMAs around it (its commit not synced: see writeBatch). */
+interface BatchWriter {
+  write(puts: Put[]): void;
+  relax: Statement;
+  strict: Statement;
+}
+
 export class SqliteStoredResponses implements StoredResponseRepository {
   constructor(private readonly db: Database) {}
 
@@ -56,7 +63,7 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   }
 
   /** The batch's statements and its transaction, made on the first write (a batch per turn under load). */
-  private writing: { write(puts: Put[]): void; relax: Statement; strict: Statement } | null = null;
+  private writing: BatchWriter | null = null;
 
   private writeBatch(puts: Put[]): void {
     const w = (this.writing ??= this.prepareWrites());
@@ -72,7 +79,7 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     }
   }
 
-  private prepareWrites(): { write(puts: Put[]): void; relax: Statement; strict: Statement } {
+  private prepareWrites(): BatchWriter {
     const insert = this.db.query(
       `INSERT INTO stored_responses (id, key_id, previous_id, model, account, created_at, expires_at, response, input_items, input_count, bytes)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
