@@ -29,6 +29,12 @@ const fakeFetch = (async (input: string | URL | Request, init?: RequestInit) => 
   return new Response(STREAM, { headers: { "content-type": "text/event-stream" } });
 }) as typeof fetch;
 
+/**
+ * No per-key limit: the bench's one key would reach the default 20,000 responses within a long run, and from there
+ * every kept call also evicts one (about as much again as its write: `bench/store-rows.ts --per-key`), which a
+ * checkout from before the limits (issue 31) never does. A checkout without the setting ignores it.
+ */
+const LIMITS = { "stored-responses-per-key": 0, "stored-bytes-per-key": 0 };
 const KEPT = RESPONSES_STREAM_BODY;
 const UNKEPT = RESPONSES_STREAM_BODY.replace('"stream":true', '"stream":true,"store":false');
 
@@ -45,7 +51,7 @@ async function side(name: string, source: string): Promise<Side> {
   const { createApp } = await import(join(source, "src/app.ts"));
   const { createLogger } = await import(join(source, "src/log.ts"));
   const dir = mkdtempSync(join(tmpdir(), "gantry-keep-cost-"));
-  const config = configFrom({ "data-dir": dir, "upstream-url": "http://upstream.invalid/v1", "upstream-key": "k", "admin-token": "bench-admin-token-0123456789", "log-level": "info" });
+  const config = configFrom({ "data-dir": dir, "upstream-url": "http://upstream.invalid/v1", "upstream-key": "k", "admin-token": "bench-admin-token-0123456789", "log-level": "info", ...LIMITS });
   const logFd = openSync(join(dir, "gantry.log"), "a");
   const log = createLogger(config.logLevel, (line: string) => void writeSync(logFd, line + "\n"), false);
   const deps = await createDeps(config, { fetch: fakeFetch, log });
