@@ -40,6 +40,7 @@ import { StorageReserve } from "./state/storage-reserve";
 import { ParameterQuirks } from "./gateway/upstream/unsupported-params";
 import { AccountQuirks } from "./gateway/upstream/account-quirks";
 import type { StoredResponseRepository } from "./gateway/responses/stored-response-repository";
+import { responsePurge, type ResponsePurge } from "./gateway/responses/purge";
 import type { AdminSessionStore } from "./admin/admin-session-store";
 import type { Stores } from "./store/stores";
 import type { KeyRepository } from "./gateway/keys/key-repository";
@@ -90,6 +91,8 @@ export interface AppDeps {
   /** Parameters each account's upstream refuses (learnt from its 400s, and the configured ones). */
   quirks: AccountQuirks;
   responses: StoredResponseRepository;
+  /** The hourly removal of expired stored responses: `serve` starts it, close() stops it. */
+  responsePurge: ResponsePurge;
   models: ModelList;
   /** The upstream's name for a model a caller names (GANTRY_MODEL_ALIASES). */
   modelAliases: ModelAliases;
@@ -293,6 +296,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     maxEventBytes: config.maxUpstreamEventBytes,
     holdQuietMs: config.keepAliveSeconds * 1000,
   });
+  const purge = responsePurge(stores.responses, now, log);
   return {
     config,
     stores,
@@ -315,6 +319,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     upstreamPool,
     pool,
     responses: stores.responses,
+    responsePurge: purge,
     quirks,
     models: new ModelList(
       upstreamAccounts.map((account) => ({ account, client: upstreamClients.get(account.name)! })),
@@ -341,6 +346,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     log,
     now,
     async close() {
+      purge.stop();
       keyCache.stop();
       ledgerHealth.stop();
       stalls.stop();

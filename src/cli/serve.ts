@@ -1,5 +1,4 @@
 /** `gantry serve`: run the server (gateway + site + back office) until SIGTERM or SIGINT. */
-import { startPurgingResponses } from "../gateway/responses/purge";
 import { SETTINGS, changedSettings, checkServerFiles, describeConfig, type Config } from "../config";
 import { createDeps, type AppDeps } from "../deps";
 import { createLogger, printAfterLogs, textLogs } from "../log";
@@ -86,7 +85,7 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   }
   deps.releases.start();
   void deps.engagement.start();
-  startPurgingResponses(deps.responses, deps.now, log);
+  deps.responsePurge.start();
   const running = startServer(deps, { hostname: config.host, port: config.port });
   // How `gantry upstreams` on this machine reaches this process (its address and a token for this run). A server
   // that cannot write it still serves: only that command cannot reach it.

@@ -4,7 +4,7 @@
  * response that made it, responses that end together committed together, purge and stats (in all and per key).
  */
 import { describe, expect, test } from "bun:test";
-import type { StoredResponse, StoredResponseRepository } from "../../src/gateway/responses/stored-response-repository";
+import { PURGE_CHUNK, type StoredResponse, type StoredResponseRepository } from "../../src/gateway/responses/stored-response-repository";
 import { namedItemId } from "../../src/gateway/responses/named-item-ids";
 
 export interface StoredResponsesFixture {
@@ -321,6 +321,28 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
         expect(await fx.repo.purgeExpired(6_000)).toBe(2);
         expect((await fx.repo.stats()).responses).toBe(1);
         expect(await fx.repo.get("k1", kept.id, 6_000)).not.toBeNull();
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("a purge of more than one chunk removes every expired response, keeps the live ones and what the limits count", async () => {
+      const fx = await make();
+      try {
+        const expired = Array.from({ length: 2 * PURGE_CHUNK + 10 }, (_, i) => response(i % 2 ? "a" : "b", { expiresAt: 5_000 }));
+        await Promise.all(expired.map((r) => fx.repo.put(r)));
+        const live = [response("a", { expiresAt: 50_000 }), response("a", { expiresAt: 50_000 }), response("b", { expiresAt: 50_000 })];
+        await Promise.all(live.map((r) => fx.repo.put(r)));
+        expect(await fx.repo.purgeExpired(6_000)).toBe(expired.length);
+        expect((await fx.repo.stats()).responses).toBe(3);
+        expect((await fx.repo.stats("a")).responses).toBe(2);
+        for (const r of live) expect(await fx.repo.get(r.keyId, r.id, 6_000)).not.toBeNull();
+        // The counts the limits read went down with the rows: key a, two live, takes a third under a limit of three
+        // and loses none (counts left too high would evict its oldest).
+        const third = response("a", { expiresAt: 50_000 });
+        await fx.repo.put(third, { responses: 3, bytes: 0 });
+        for (const r of [live[0]!, live[1]!, third]) expect(await fx.repo.get("a", r.id, 6_000)).not.toBeNull();
+        expect(await fx.repo.purgeExpired(6_000)).toBe(0);
       } finally {
         await fx.close();
       }

@@ -1,19 +1,39 @@
-/** Removes expired stored responses now and then every hour, logging what went; stop() ends it. */
+/**
+ * Removes expired stored responses when started and then every hour, logging what went. Owned by the deps (started
+ * by `serve`, stopped when they close), so a purge still going through its chunks when the store closes ends quietly.
+ */
 import type { Logger } from "../../log";
 import type { StoredResponseRepository } from "./stored-response-repository";
 
 const EVERY_MS = 3_600_000;
 
-export function startPurgingResponses(repo: StoredResponseRepository, now: () => number, log: Logger): { stop(): void } {
+export interface ResponsePurge {
+  start(): void;
+  stop(): void;
+}
+
+export function responsePurge(repo: StoredResponseRepository, now: () => number, log: Logger): ResponsePurge {
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let stopped = false;
   const purge = () =>
     repo.purgeExpired(now()).then(
       (n) => {
         if (n > 0) log.info("expired stored responses removed", { responses: n });
       },
-      (err) => log.warn("removing expired stored responses failed", { error: (err as Error).message }),
+      // A purge goes in chunks: one still running when the store closes fails at its next chunk, which is no fault.
+      (err) => stopped || log.warn("removing expired stored responses failed", { error: (err as Error).message }),
     );
-  void purge();
-  const timer = setInterval(purge, EVERY_MS);
-  timer.unref?.();
-  return { stop: () => clearInterval(timer) };
+  return {
+    start() {
+      if (timer || stopped) return;
+      void purge();
+      timer = setInterval(purge, EVERY_MS);
+      timer.unref?.();
+    },
+    stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+  };
 }

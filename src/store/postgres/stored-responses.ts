@@ -7,6 +7,7 @@ import {
   storedItemsOf,
   overLimits,
   listLength,
+  PURGE_CHUNK,
   type InputItemsPage,
   type InputItemsQuery,
   type KeepLimits,
@@ -184,8 +185,16 @@ export class PostgresStoredResponses implements StoredResponseRepository {
   }
 
   async purgeExpired(now: number): Promise<number> {
-    const rows = await this.sql`DELETE FROM stored_responses WHERE expires_at <= ${now} RETURNING id`;
-    return rows.length;
+    // Chunks, each its own transaction: the trigger on delete locks each touched key's totals row until commit, and
+    // a put of that key waits for it. Rows another instance's purge holds are skipped, not waited for.
+    let removed = 0;
+    for (;;) {
+      const rows = await this.sql`DELETE FROM stored_responses WHERE id IN (
+        SELECT id FROM stored_responses WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${PURGE_CHUNK} FOR UPDATE SKIP LOCKED)
+        RETURNING 1`;
+      removed += rows.length;
+      if (rows.length < PURGE_CHUNK) return removed;
+    }
   }
 
   async stats(keyId?: string): Promise<StoredResponseStats> {

@@ -7,6 +7,7 @@ import {
   storedItemsOf,
   overLimits,
   listLength,
+  PURGE_CHUNK,
   type InputItemsPage,
   type InputItemsQuery,
   type KeepLimits,
@@ -70,10 +71,16 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     // No fsync of its own: the ledger's commit for the same requests follows in the same turn of the event loop
     // (the routes keep a response before they settle it), and its fsync makes these WAL frames durable too, since
     // the WAL is written in order. One fsync per batch of requests instead of two.
+    this.unsynced(() => w.write(puts));
+  }
+
+  /** Runs `write` with its commit not synced (synchronous=NORMAL), the connection's FULL again after it. */
+  private unsynced<T>(write: () => T): T {
+    const w = (this.writing ??= this.prepareWrites());
     const relax = !this.db.inTransaction;
     if (relax) w.relax.run();
     try {
-      w.write(puts);
+      return write();
     } finally {
       if (relax) w.strict.run();
     }
@@ -222,7 +229,20 @@ export class SqliteStoredResponses implements StoredResponseRepository {
   }
 
   async purgeExpired(now: number): Promise<number> {
-    return this.db.query("DELETE FROM stored_responses WHERE expires_at <= ?").run(now).changes;
+    // The oldest to expire first, by the index on expires_at; `changes` counts these rows, not what the trigger on
+    // delete and the items' cascade touch.
+    const chunk = this.db.query(
+      "DELETE FROM stored_responses WHERE rowid IN (SELECT rowid FROM stored_responses WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
+    );
+    let removed = 0;
+    for (;;) {
+      // Not synced either: a purge lost to a crash of the machine is done again by the next one.
+      const n = this.unsynced(() => chunk.run(now, PURGE_CHUNK).changes);
+      removed += n;
+      if (n < PURGE_CHUNK) return removed;
+      // bun:sqlite runs a statement on the event loop: the requests waiting go before the next chunk.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   async stats(keyId?: string): Promise<StoredResponseStats> {
