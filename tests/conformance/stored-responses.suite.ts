@@ -4,7 +4,7 @@
  * response that made it, responses that end together committed together, purge and stats (in all and per key).
  */
 import { describe, expect, test } from "bun:test";
-import { PURGE_CHUNK, type StoredResponse, type StoredResponseRepository } from "../../src/gateway/responses/stored-response-repository";
+import { EVICTION_PER_PUT, PURGE_CHUNK, type StoredResponse, type StoredResponseRepository } from "../../src/gateway/responses/stored-response-repository";
 import { namedItemId } from "../../src/gateway/responses/named-item-ids";
 
 export interface StoredResponsesFixture {
@@ -188,6 +188,28 @@ export function storedResponsesConformance(backend: string, make: () => Promise<
         expect((await fx.repo.stats("k1")).responses).toBe(3);
         await fx.repo.put(response("k1", { createdAt: 5_000 }), { responses: 2, bytes: 0 });
         expect((await fx.repo.stats("k1")).responses).toBe(2);
+      } finally {
+        await fx.close();
+      }
+    });
+
+    test("a key far over a lowered limit comes down a bounded number a put, its oldest first, until within it", async () => {
+      const fx = await make();
+      try {
+        const old = Array.from({ length: EVICTION_PER_PUT + 100 }, (_, i) => response("k1", { createdAt: 1_000 + i }));
+        await Promise.all(old.map((r) => fx.repo.put(r)));
+        // The limit now 10 (an operator lowered it): one put removes EVICTION_PER_PUT of the oldest, not all at once.
+        const first = response("k1", { createdAt: 5_000 });
+        await fx.repo.put(first, { responses: 10, bytes: 0 });
+        expect((await fx.repo.stats("k1")).responses).toBe(old.length + 1 - EVICTION_PER_PUT);
+        expect(await fx.repo.get("k1", old[EVICTION_PER_PUT - 1]!.id, 2_000)).toBeNull();
+        expect(await fx.repo.get("k1", old[EVICTION_PER_PUT]!.id, 2_000)).not.toBeNull();
+        // The next put takes it the rest of the way: the newest ten are what is left.
+        const second = response("k1", { createdAt: 5_001 });
+        await fx.repo.put(second, { responses: 10, bytes: 0 });
+        expect((await fx.repo.stats("k1")).responses).toBe(10);
+        const newest = [...old.slice(-8), first, second];
+        expect((await Promise.all(newest.map((r) => fx.repo.get("k1", r.id, 2_000)))).every((r) => r !== null)).toBe(true);
       } finally {
         await fx.close();
       }

@@ -201,6 +201,13 @@ function evictionTarget(limits: KeepLimits): KeepLimits {
   };
 }
 
+/**
+ * The most responses one put removes from its key (about: eviction reads pages of up to 128). A key far over its
+ * limits, because the operator lowered them, comes down this many a put instead of all at once: removing 19,000
+ * responses in one put held SQLite's event loop for 0.7 s, and every big key's first put after the change did.
+ */
+export const EVICTION_PER_PUT = 512;
+
 /** How many of a key's oldest responses to read for the next step of eviction: what it has too many, 1 to 128. */
 export function evictionPageSize(totals: { responses: number }, limits: KeepLimits): number {
   const target = evictionTarget(limits);

@@ -8,6 +8,7 @@ import {
   overLimits,
   listLength,
   PURGE_CHUNK,
+  EVICTION_PER_PUT,
   type InputItemsPage,
   type InputItemsQuery,
   type KeepLimits,
@@ -29,7 +30,10 @@ interface Put {
   limits: KeepLimits | undefined;
 }
 
-/** Holds each key of the batch to its limits, in the batch's transaction: its oldest go, never one this batch stored. */
+/**
+ * Holds each key of the batch to its limits, in the batch's transaction: its oldest go, never one this batch stored,
+ * at most about EVICTION_PER_PUT of them a key.
+ */
 async function evict(tx: SQL, puts: Put[]): Promise<void> {
   const limitsOf = new Map<string, KeepLimits>();
   for (const p of puts) if (p.limits) limitsOf.set(p.r.keyId, p.limits);
@@ -39,11 +43,13 @@ async function evict(tx: SQL, puts: Put[]): Promise<void> {
     if (!row) continue;
     let totals = { responses: num(row.responses), bytes: num(row.bytes) };
     if (!overLimits(totals, limits)) continue;
-    for (let more = true; more; ) {
+    for (let more = true, removed = 0; more; ) {
       const page = await tx`SELECT id, bytes FROM stored_responses WHERE key_id = ${keyId} ORDER BY created_at, id LIMIT ${evictionPageSize(totals, limits)}`;
       const step = evictionOf(totals, limits, fresh, page.map((r: { id: string; bytes: unknown }) => ({ id: r.id, bytes: num(r.bytes) })));
       if (step.remove.length > 0) await tx`DELETE FROM stored_responses WHERE id IN ${tx(step.remove)}`;
+      removed += step.remove.length;
       ({ totals, more } = step);
+      more &&= removed < EVICTION_PER_PUT;
     }
   }
 }

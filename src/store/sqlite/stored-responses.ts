@@ -8,6 +8,7 @@ import {
   overLimits,
   listLength,
   PURGE_CHUNK,
+  EVICTION_PER_PUT,
   type InputItemsPage,
   type InputItemsQuery,
   type KeepLimits,
@@ -117,7 +118,10 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     return { write, relax: this.db.query("PRAGMA synchronous = NORMAL"), strict: this.db.query("PRAGMA synchronous = FULL") };
   }
 
-  /** Holds each key of the batch to its limits: its oldest responses go, never one this batch stored. */
+  /**
+   * Holds each key of the batch to its limits: its oldest responses go, never one this batch stored, at most about
+   * EVICTION_PER_PUT of them a key.
+   */
   private evict(puts: Put[]): void {
     const limitsOf = new Map<string, KeepLimits>();
     for (const p of puts) if (p.limits) limitsOf.set(p.r.keyId, p.limits);
@@ -129,10 +133,12 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     for (const [keyId, limits] of limitsOf) {
       let totals = totalsOf.get(keyId) as { responses: number; bytes: number } | null;
       if (!totals || !overLimits(totals, limits)) continue;
-      for (let more = true; more; ) {
+      for (let more = true, removed = 0; more; ) {
         const step = evictionOf(totals, limits, fresh, oldest.all(keyId, evictionPageSize(totals, limits)) as Array<{ id: string; bytes: number }>);
         for (const id of step.remove) remove.run(id);
+        removed += step.remove.length;
         ({ totals, more } = step);
+        more &&= removed < EVICTION_PER_PUT;
       }
     }
   }
