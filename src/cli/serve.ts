@@ -85,7 +85,7 @@ export async function boot(config: Config): Promise<{ deps: AppDeps; running: Ru
   }
   deps.releases.start();
   void deps.engagement.start();
-  deps.responsePurge.start();
+  void deps.responsePurge.start();
   const running = startServer(deps, { hostname: config.host, port: config.port });
   // How `gantry upstreams` on this machine reaches this process (its address and a token for this run). A server
   // that cannot write it still serves: only that command cannot reach it.

@@ -17,16 +17,14 @@ test("start purges at once (once, however often it is called) and logs how many 
     asked.push(now);
     return 3;
   });
-  purge.start();
-  purge.start();
-  await Bun.sleep(0);
+  await purge.start();
+  await purge.start();
   purge.stop();
   expect(asked).toEqual([6_000]);
   expect(lines.map((l) => [l.msg, l.responses])).toEqual([["expired stored responses removed", 3]]);
 
   const none = setup(async () => 0);
-  none.purge.start();
-  await Bun.sleep(0);
+  await none.purge.start();
   none.purge.stop();
   expect(none.lines).toEqual([]);
 });
@@ -34,17 +32,16 @@ test("start purges at once (once, however often it is called) and logs how many 
 test("a purge that fails is a warning while running, and no fault once stopped (the store closed under its chunks)", async () => {
   let fail!: (err: Error) => void;
   const { purge, lines } = setup(() => new Promise<number>((_, reject) => (fail = reject)));
-  purge.start();
+  const first = purge.start();
   purge.stop();
   fail(new Error("Cannot use a closed database"));
-  await Bun.sleep(0);
+  await first;
   expect(lines).toEqual([]);
 
   const running = setup(async () => {
     throw new Error("disk I/O error");
   });
-  running.purge.start();
-  await Bun.sleep(0);
+  await running.purge.start();
   running.purge.stop();
   expect(running.lines.map((l) => [l.level, l.msg, l.error])).toEqual([["warn", "removing expired stored responses failed", "disk I/O error"]]);
 });

@@ -8,7 +8,8 @@ import type { StoredResponseRepository } from "./stored-response-repository";
 const EVERY_MS = 3_600_000;
 
 export interface ResponsePurge {
-  start(): void;
+  /** Purges now and every hour after; resolves when this first purge is done (or started before: at once). */
+  start(): Promise<void>;
   stop(): void;
 }
 
@@ -21,14 +22,16 @@ export function responsePurge(repo: StoredResponseRepository, now: () => number,
         if (n > 0) log.info("expired stored responses removed", { responses: n });
       },
       // A purge goes in chunks: one still running when the store closes fails at its next chunk, which is no fault.
-      (err) => stopped || log.warn("removing expired stored responses failed", { error: (err as Error).message }),
+      (err) => {
+        if (!stopped) log.warn("removing expired stored responses failed", { error: (err as Error).message });
+      },
     );
   return {
     start() {
-      if (timer || stopped) return;
-      void purge();
+      if (timer || stopped) return Promise.resolve();
       timer = setInterval(purge, EVERY_MS);
       timer.unref?.();
+      return purge();
     },
     stop() {
       stopped = true;

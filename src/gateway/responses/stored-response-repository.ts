@@ -185,11 +185,6 @@ export function overLimits(totals: { responses: number; bytes: number }, limits:
 }
 
 /**
- * Eviction, one page of a key's oldest responses at a time (pure; every backend runs it after a put): which of the
- * page go, so the key is within its limits again, stopping at one the put just stored. `more` says whether to read
- * the next page (the key is still over, and this page was removed whole).
- */
-/**
  * Eviction, once a key is over a limit, takes it a little under (a 64th of the limit, at most 64 responses): a key
  * at its limit then pays for eviction once every few dozen puts, on old rows that sit together, not a delete at
  * every put.
@@ -218,13 +213,15 @@ export function evictionPageSize(totals: { responses: number }, limits: KeepLimi
 /**
  * Eviction, one page of a key's oldest responses at a time (pure; every backend runs it after a put, when the key
  * is over a limit): which of the page go, so the key is within the eviction target again, stopping at one the put
- * just stored. `more` says whether to read the next page (still over, and this page was removed whole).
+ * just stored. `more` says whether to read the next page: still over, this page removed whole, and fewer than
+ * EVICTION_PER_PUT gone since the key held `before` responses (its count when this put's eviction began).
  */
 export function evictionOf(
   totals: { responses: number; bytes: number },
   limits: KeepLimits,
   fresh: ReadonlySet<string>,
   page: ReadonlyArray<{ id: string; bytes: number }>,
+  before: number,
 ): { remove: string[]; totals: { responses: number; bytes: number }; more: boolean } {
   const target = evictionTarget(limits);
   const remove: string[] = [];
@@ -236,6 +233,7 @@ export function evictionOf(
     responses--;
     bytes -= row.bytes;
   }
-  const still = overLimits({ responses, bytes }, target);
-  return { remove, totals: { responses, bytes }, more: still && remove.length === page.length && page.length > 0 };
+  const pageGone = remove.length === page.length && page.length > 0;
+  const more = overLimits({ responses, bytes }, target) && pageGone && before - responses < EVICTION_PER_PUT;
+  return { remove, totals: { responses, bytes }, more };
 }

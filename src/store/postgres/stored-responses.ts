@@ -8,7 +8,6 @@ import {
   overLimits,
   listLength,
   PURGE_CHUNK,
-  EVICTION_PER_PUT,
   type InputItemsPage,
   type InputItemsQuery,
   type KeepLimits,
@@ -43,13 +42,12 @@ async function evict(tx: SQL, puts: Put[]): Promise<void> {
     if (!row) continue;
     let totals = { responses: num(row.responses), bytes: num(row.bytes) };
     if (!overLimits(totals, limits)) continue;
-    for (let more = true, removed = 0; more; ) {
+    const before = totals.responses;
+    for (let more = true; more; ) {
       const page = await tx`SELECT id, bytes FROM stored_responses WHERE key_id = ${keyId} ORDER BY created_at, id LIMIT ${evictionPageSize(totals, limits)}`;
-      const step = evictionOf(totals, limits, fresh, page.map((r: { id: string; bytes: unknown }) => ({ id: r.id, bytes: num(r.bytes) })));
+      const step = evictionOf(totals, limits, fresh, page.map((r: { id: string; bytes: unknown }) => ({ id: r.id, bytes: num(r.bytes) })), before);
       if (step.remove.length > 0) await tx`DELETE FROM stored_responses WHERE id IN ${tx(step.remove)}`;
-      removed += step.remove.length;
       ({ totals, more } = step);
-      more &&= removed < EVICTION_PER_PUT;
     }
   }
 }

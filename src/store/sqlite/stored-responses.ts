@@ -8,7 +8,6 @@ import {
   overLimits,
   listLength,
   PURGE_CHUNK,
-  EVICTION_PER_PUT,
   type InputItemsPage,
   type InputItemsQuery,
   type KeepLimits,
@@ -133,12 +132,11 @@ export class SqliteStoredResponses implements StoredResponseRepository {
     for (const [keyId, limits] of limitsOf) {
       let totals = totalsOf.get(keyId) as { responses: number; bytes: number } | null;
       if (!totals || !overLimits(totals, limits)) continue;
-      for (let more = true, removed = 0; more; ) {
-        const step = evictionOf(totals, limits, fresh, oldest.all(keyId, evictionPageSize(totals, limits)) as Array<{ id: string; bytes: number }>);
+      const before = totals.responses;
+      for (let more = true; more; ) {
+        const step = evictionOf(totals, limits, fresh, oldest.all(keyId, evictionPageSize(totals, limits)) as Array<{ id: string; bytes: number }>, before);
         for (const id of step.remove) remove.run(id);
-        removed += step.remove.length;
         ({ totals, more } = step);
-        more &&= removed < EVICTION_PER_PUT;
       }
     }
   }
