@@ -42,6 +42,9 @@ interface RunFigures {
   mine: number;
 }
 
+/** The middle value (the upper of the two middle ones for an even count). */
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 if (RUNS > 1) {
   const args = ["--baseline", values.baseline, "--rounds", String(ROUNDS), "--chunk", String(CHUNK), "--concurrency", String(C), "--json"];
   const runs: RunFigures[] = [];
@@ -53,9 +56,8 @@ if (RUNS > 1) {
     runs.push(run);
     process.stdout.write(`run ${n}: ${run.ratio.toFixed(2)} (${run.low.toFixed(2)}–${run.high.toFixed(2)}), differences ${run.mine.toFixed(1)} against ${run.baseline.toFixed(1)} µs\n`);
   }
-  const ratios = runs.map((r) => r.ratio).sort((a, b) => a - b);
-  const middle = ratios.length % 2 === 1 ? ratios[(ratios.length - 1) / 2]! : (ratios[ratios.length / 2 - 1]! + ratios[ratios.length / 2]!) / 2;
-  process.stdout.write(`difference, this checkout / baseline, over ${RUNS} runs: median ${middle.toFixed(2)}, runs ${ratios[0]!.toFixed(2)} to ${ratios.at(-1)!.toFixed(2)}\n`);
+  const ratios = runs.map((r) => r.ratio);
+  process.stdout.write(`difference, this checkout / baseline, over ${RUNS} runs: median ${median(ratios).toFixed(2)}, runs ${Math.min(...ratios).toFixed(2)} to ${Math.max(...ratios).toFixed(2)}\n`);
   process.exit(0);
 }
 
@@ -132,7 +134,6 @@ for (let r = 0; r < ROUNDS; r++) {
     sysRound[i]!.push(used.system / CHUNK);
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 process.stdout.write(`keep-cost: ${ROUNDS} rounds of ${CHUNK} requests per case, ${C} at a time\n`);
 for (const [j, s] of sides.entries()) {
   const kept = perRound[2 * j]!;
